@@ -1,0 +1,59 @@
+"""The topic catalogue: every Kafka topic, how it is keyed, who produces and who consumes it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["ALL_TOPICS", "DEAD_LETTER", "DIALOGUE", "MEMORY", "PERCEPTION", "PLANNING", "REFLECTION",
+           "RELAY_MARKER", "WORLD", "Topic"]
+
+
+@dataclass(frozen=True)
+class Topic:
+    """One topic of the catalogue."""
+
+    name: str
+    key: Literal["world_id", "npc_id", "none"]
+    partitions: int
+    producers: tuple[str, ...]
+    consumers: tuple[str, ...]
+    description: str
+
+
+WORLD = Topic(
+    "npcworld.world.v1", "world_id", 6, ("gateway", "world_state"), ("world_state", "perception", "memory"),
+    "World lifecycle, NPC creation, clock, object states and movement; keyed by world so world order holds.",
+)
+PERCEPTION = Topic(
+    "npcworld.perception.v1", "npc_id", 12, ("perception", "gateway"), ("memory", "planning"),
+    "What each NPC perceived; keyed by NPC so per-NPC order holds.",
+)
+MEMORY = Topic(
+    "npcworld.memory.v1", "npc_id", 12, ("memory",), ("reflection", "planning"),
+    "Memories recorded and accessed in each NPC's memory stream.",
+)
+REFLECTION = Topic(
+    "npcworld.reflection.v1", "npc_id", 12, ("reflection",), ("memory",),
+    "Reflection runs and the insights they produced.",
+)
+PLANNING = Topic(
+    "npcworld.planning.v1", "npc_id", 12, ("planning",), ("world_state", "memory", "dialogue"),
+    "Day plans, decomposition and decided actions.",
+)
+DIALOGUE = Topic(
+    "npcworld.dialogue.v1", "npc_id", 12, ("dialogue", "gateway"), ("memory", "planning", "dialogue"),
+    "Conversations, utterances, player chat and relationship changes.",
+)
+DEAD_LETTER = Topic(
+    "npcworld.deadletter.v1", "none", 1, ("every consumer",), ("ops",),
+    "Events a consumer could not process, with the reason and the original headers.",
+)
+RELAY_MARKER = Topic(
+    "npcworld.relay-marker.v1", "none", 1, ("relay",), ("relay",),
+    "Written once per broker by the relay; an empty marker means the broker lost its data (republish).",
+)
+
+ALL_TOPICS: tuple[Topic, ...] = (
+    WORLD, PERCEPTION, MEMORY, REFLECTION, PLANNING, DIALOGUE, DEAD_LETTER, RELAY_MARKER,
+)

@@ -1,0 +1,5 @@
+"""Embedded infrastructure for one machine with no setup: Postgres + pgvector and a Kafka-compatible broker."""
+
+from npcworld.embedded.stack import DEFAULT_KAFKA_PORT, EmbeddedStack, StackState
+
+__all__ = ["DEFAULT_KAFKA_PORT", "EmbeddedStack", "StackState"]

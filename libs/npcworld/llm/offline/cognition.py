@@ -1,0 +1,42 @@
+"""The offline provider: answers every prompt kind with deterministic, schema-valid output derived
+from the inputs. It is labelled ``offline`` wherever it shows and does not imitate a language model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from npcworld.llm.errors import LLMRequestError
+from npcworld.llm.offline.importance import rate_importance
+from npcworld.llm.offline.reflection import answer_insights, answer_questions
+from npcworld.llm.prompts import PromptTemplate
+from npcworld.llm.types import OFFLINE_MODEL
+
+__all__ = ["OFFLINE_ANSWERS", "OfflineCognition"]
+
+OFFLINE_ANSWERS: Mapping[str, Callable[[Any], BaseModel]] = {
+    "importance": rate_importance,
+    "reflection_questions": answer_questions,
+    "reflection_insights": answer_insights,
+}
+
+
+class OfflineCognition:
+    """Rule-based answers for each prompt kind (see docs/llm.md for what they do and do not do)."""
+
+    name = "offline"
+    model = OFFLINE_MODEL
+
+    def answer(self, template: PromptTemplate[Any, Any], inputs: BaseModel) -> BaseModel:
+        """The offline answer to ``template`` for validated ``inputs``, checked like a model's answer.
+
+        Raises:
+            LLMRequestError: the prompt kind has no offline answer.
+        """
+        rule = OFFLINE_ANSWERS.get(template.kind)
+        if rule is None:
+            raise LLMRequestError(f"the offline provider cannot answer {template.key}")
+        value = rule(inputs)
+        return template.validate_output(inputs, value.model_dump())

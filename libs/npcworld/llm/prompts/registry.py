@@ -1,0 +1,36 @@
+"""The registry of prompt templates: every prompt the project sends is listed here, by kind."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from npcworld.llm.prompts.importance import IMPORTANCE
+from npcworld.llm.prompts.reflection import REFLECTION_INSIGHTS, REFLECTION_QUESTIONS
+from npcworld.llm.prompts.template import PromptTemplate
+
+__all__ = ["PROMPTS", "get_prompt"]
+
+PROMPTS: Mapping[str, PromptTemplate[Any, Any]] = {
+    t.kind: t for t in (IMPORTANCE, REFLECTION_QUESTIONS, REFLECTION_INSIGHTS)
+}
+
+
+def get_prompt(kind: str, output_model: type[BaseModel] | None = None) -> PromptTemplate[Any, Any]:
+    """The current template of ``kind``.
+
+    Raises:
+        KeyError: no such prompt kind.
+        TypeError: ``output_model`` is not the template's output model (a programming error).
+    """
+    try:
+        template = PROMPTS[kind]
+    except KeyError:
+        raise KeyError(f"unknown prompt kind {kind!r}; known: {sorted(PROMPTS)}") from None
+    if output_model is not None and output_model is not template.output_model:
+        raise TypeError(
+            f"prompt {template.key} answers {template.output_model.__name__}, not {output_model.__name__}"
+        )
+    return template

@@ -1,0 +1,63 @@
+"""Kafka clients with the project's defaults, and topic creation from the catalogue."""
+
+from __future__ import annotations
+
+import logging
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import KafkaConnectionError, TopicAlreadyExistsError
+
+from npcworld.contracts import ALL_TOPICS, Topic
+from npcworld.errors import InfraError
+
+__all__ = ["ensure_topics", "make_consumer", "make_producer"]
+
+logger = logging.getLogger(__name__)
+
+
+def make_producer(bootstrap: str, client_id: str) -> AIOKafkaProducer:
+    """A producer that waits for every replica and batches for a few milliseconds."""
+    return AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        client_id=client_id,
+        acks="all",
+        linger_ms=2,
+        max_batch_size=256 * 1024,
+        request_timeout_ms=15000,
+    )
+
+
+def make_consumer(bootstrap: str, group_id: str, topics: list[str], *, max_records: int) -> AIOKafkaConsumer:
+    """A group consumer with manual offset commits (offsets follow the database commit)."""
+    return AIOKafkaConsumer(
+        *topics,
+        bootstrap_servers=bootstrap,
+        group_id=group_id,
+        client_id=group_id,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        max_poll_records=max_records,
+        session_timeout_ms=10000,
+        heartbeat_interval_ms=1000,
+    )
+
+
+async def ensure_topics(bootstrap: str, topics: tuple[Topic, ...] = ALL_TOPICS, replication: int = 1) -> None:
+    """Create the catalogue's topics that do not exist yet (idempotent)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="npcworld-admin")
+    try:
+        await admin.start()
+    except KafkaConnectionError as exc:
+        raise InfraError(f"cannot reach Kafka at {bootstrap}: {exc}") from exc
+    try:
+        existing = set(await admin.list_topics())
+        missing = [NewTopic(t.name, t.partitions, replication) for t in topics if t.name not in existing]
+        if missing:
+            try:
+                await admin.create_topics(missing)
+            except TopicAlreadyExistsError:
+                pass
+            logger.info("created topics %s", [t.name for t in missing])
+    finally:
+        await admin.close()

@@ -1,0 +1,170 @@
+"""The one consumer loop every service runs: decode, trace, handle exactly once, then commit offsets."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Generic, TypeVar
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.structs import ConsumerRecord
+from opentelemetry.trace import SpanKind
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from npcworld.contracts import EVENT_TYPES, Envelope, decode_envelope
+from npcworld.errors import PermanentError
+from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.messaging.dead_letter import DeadLetterer
+from npcworld.messaging.kafka import make_consumer, make_producer
+from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
+from npcworld.telemetry import context_from_headers, instruments, tracer
+
+__all__ = ["ConsumerLoop", "Handler"]
+
+logger = logging.getLogger(__name__)
+
+D = TypeVar("D")
+Handler = Callable[[Envelope, UnitOfWork, D], Awaitable[None]]
+Record = ConsumerRecord[bytes, bytes]
+
+
+class ConsumerLoop(Generic[D]):
+    """Consumes the topics its handlers need and applies each event exactly once.
+
+    Per partition batch: one database transaction, a savepoint per event. Each event's id is
+    recorded in ``processed_events`` in the same transaction as the handler's writes and new
+    events, so redelivery is harmless. Offsets are committed to Kafka only after the database
+    commit. Transient failures roll the batch back and retry it with backoff; permanent ones,
+    and handlers that keep failing, send the event to the dead-letter topic.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        handlers: Mapping[str, Handler[D]],
+        deps: D,
+        *,
+        pool: AsyncConnectionPool,
+        bootstrap: str,
+        policy: RetryPolicy | None = None,
+        max_records: int = 500,
+    ) -> None:
+        unknown = set(handlers) - set(EVENT_TYPES)
+        if unknown:
+            raise ValueError(f"handlers for unknown event types: {sorted(unknown)}")
+        self.name = name
+        self.handlers = handlers
+        self.deps = deps
+        self.pool = pool
+        self.bootstrap = bootstrap
+        self.policy = policy or RetryPolicy()
+        self.max_records = max_records
+        self.store = EventStore()
+        self.topics = sorted({EVENT_TYPES[t].topic.name for t in handlers})
+        self.started = asyncio.Event()
+        self._positions: dict[TopicPartition, int] = {}
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Consume until ``stop`` is set; the last batch is finished, never abandoned half-way."""
+        consumer = make_consumer(self.bootstrap, self.name, self.topics, max_records=self.max_records)
+        producer = make_producer(self.bootstrap, f"{self.name}-dlq")
+        await producer.start()
+        await consumer.start()
+        dead = DeadLetterer(self.name, producer)
+        self.started.set()
+        logger.info("consumer %s started on %s", self.name, self.topics)
+        try:
+            while not stop.is_set():
+                batches = await consumer.getmany(timeout_ms=200, max_records=self.max_records)
+                for tp, records in batches.items():
+                    await self._process_batch(records, dead)
+                    await consumer.commit({tp: records[-1].offset + 1})
+                    self._positions[tp] = records[-1].offset + 1
+                self._report_lag(consumer)
+        finally:
+            await consumer.stop()
+            await producer.stop()
+            logger.info("consumer %s stopped", self.name)
+
+    async def _process_batch(self, records: list[Record], dead: DeadLetterer) -> None:
+        attempt = 0
+        while True:
+            try:
+                async with self.pool.connection() as conn, conn.transaction():
+                    for record in records:
+                        await self._process_one(conn, record, dead)
+                return
+            except TRANSIENT_ERRORS as exc:
+                attempt += 1
+                instruments().retries.add(1, {"consumer": self.name, "kind": "transient"})
+                logger.warning(
+                    "%s: transient failure on %s/%s (attempt %d), retrying batch: %r",
+                    self.name, records[0].topic, records[0].partition, attempt, exc,
+                )
+                await self.policy.sleep(attempt)
+
+    async def _process_one(self, conn: AsyncConnection[Any], record: Record, dead: DeadLetterer) -> None:
+        try:
+            envelope = decode_envelope(record.value or b"")
+        except PermanentError as exc:
+            async with conn.transaction():
+                await dead.send(conn, record, str(exc), None)
+            return
+        handler = self.handlers.get(envelope.type)
+        if handler is None:
+            return
+        attrs = {"messaging.system": "kafka", "messaging.destination.name": record.topic,
+                 "npcworld.event_type": envelope.type, "npcworld.event_id": str(envelope.event_id),
+                 "npcworld.world_id": envelope.world_id, "npcworld.npc_id": envelope.npc_id or ""}
+        with tracer().start_as_current_span(
+            f"{self.name} {envelope.type}", context=context_from_headers(record.headers),
+            kind=SpanKind.CONSUMER, attributes=attrs,
+        ):
+            await self._handle(conn, record, envelope, handler, dead)
+
+    async def _handle(
+        self, conn: AsyncConnection[Any], record: Record, envelope: Envelope, handler: Handler[D],
+        dead: DeadLetterer,
+    ) -> None:
+        labels = {"consumer": self.name, "event_type": envelope.type}
+        for attempt in range(1, self.policy.handler_attempts + 1):
+            started = time.perf_counter()
+            try:
+                async with conn.transaction():
+                    cur = await conn.execute(
+                        "INSERT INTO processed_events (consumer, event_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                        (self.name, envelope.event_id),
+                    )
+                    if cur.rowcount == 0:
+                        instruments().events_skipped.add(1, labels)
+                        return
+                    await handler(envelope, UnitOfWork(conn, self.store, cause=envelope), self.deps)
+                instruments().events_handled.add(1, labels)
+                instruments().handler_duration.record(time.perf_counter() - started, labels)
+                return
+            except TRANSIENT_ERRORS:
+                raise
+            except PermanentError as exc:
+                async with conn.transaction():
+                    await dead.send(conn, record, f"{type(exc).__name__}: {exc}", envelope)
+                return
+            except Exception as exc:
+                logger.exception("%s: handler for %s event_id=%s failed (attempt %d)",
+                                 self.name, envelope.type, envelope.event_id, attempt)
+                if attempt == self.policy.handler_attempts:
+                    reason = f"handler failed {attempt} times: {type(exc).__name__}: {exc}"
+                    async with conn.transaction():
+                        await dead.send(conn, record, reason, envelope)
+                    return
+                instruments().retries.add(1, {"consumer": self.name, "kind": "handler"})
+                await self.policy.sleep(attempt)
+
+    def _report_lag(self, consumer: AIOKafkaConsumer) -> None:
+        lag = instruments().lag
+        for tp in consumer.assignment():
+            high, position = consumer.highwater(tp), self._positions.get(tp)
+            if high is not None and position is not None:
+                lag[(self.name, tp.topic, tp.partition)] = max(0, high - position)

@@ -1,0 +1,169 @@
+"""Outbox relay: publishes committed events to Kafka in sequence order, at least once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from npcworld.contracts import EVENT_TYPES, RELAY_MARKER, Topic
+from npcworld.messaging.kafka import ensure_topics, make_producer
+from npcworld.telemetry import instruments, tracer
+
+__all__ = ["OutboxRelay"]
+
+logger = logging.getLogger(__name__)
+
+_RELAY_LOCK = 0x72656C6179  # one active relay per database; others wait as standbys
+_ENVELOPE_JSON = """json_build_object(
+    'event_id', e.event_id, 'type', e.type, 'schema_version', e.schema_version, 'tenant_id', e.tenant_id,
+    'world_id', e.world_id, 'npc_id', e.npc_id, 'world_time', e.world_time, 'recorded_at', e.recorded_at,
+    'causation_id', e.causation_id, 'correlation_id', e.correlation_id, 'trace', e.trace,
+    'payload', e.payload)::text"""
+# Only rows written by transactions older than every transaction still running are eligible: a
+# sequence number taken by a transaction that commits late is therefore never overtaken.
+_PENDING = f"""
+SELECT o.seq, o.topic, o.key, e.type, e.event_id::text, e.trace, {_ENVELOPE_JSON}
+FROM outbox o JOIN events e ON e.seq = o.seq
+WHERE o.tx_id < pg_snapshot_xmin(pg_current_snapshot())
+ORDER BY o.seq LIMIT %s
+"""
+_HISTORY = f"""
+SELECT e.seq, NULL, NULL, e.type, e.event_id::text, e.trace, {_ENVELOPE_JSON}
+FROM events e WHERE e.seq > %s ORDER BY e.seq LIMIT %s
+"""
+
+
+class OutboxRelay:
+    """Moves outbox rows to Kafka; republishes the whole store when the broker has lost it.
+
+    The embedded broker keeps nothing across restarts. A marker topic tells a fresh broker
+    from a known one: when the marker is empty, every stored event is published again in
+    sequence order and consumers skip what they already processed.
+    """
+
+    def __init__(self, pool: AsyncConnectionPool, bootstrap: str, *, batch_size: int = 1000) -> None:
+        self.pool = pool
+        self.bootstrap = bootstrap
+        self.batch_size = batch_size
+        self.ready = asyncio.Event()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Relay until ``stop`` is set (waiting as a standby while another relay holds the lock)."""
+        await ensure_topics(self.bootstrap)
+        async with self.pool.connection() as lock_conn:
+            await lock_conn.set_autocommit(True)
+            while not await _try_lock(lock_conn):
+                logger.info("another relay is active; standing by")
+                if await _wait(stop, 2.0):
+                    return
+            producer = make_producer(self.bootstrap, "npcworld-relay")
+            await producer.start()
+            try:
+                if await self._broker_is_fresh():
+                    await self.republish(producer)
+                    await producer.send_and_wait(RELAY_MARKER.name, b"relay-started")
+                self.ready.set()
+                await self._loop(producer, stop)
+            finally:
+                await producer.stop()
+                await lock_conn.execute("SELECT pg_advisory_unlock(%s)", (_RELAY_LOCK,))
+
+    async def _loop(self, producer: AIOKafkaProducer, stop: asyncio.Event) -> None:
+        async with self.pool.connection() as listen_conn:
+            await listen_conn.set_autocommit(True)
+            await listen_conn.execute("LISTEN npcworld_outbox")
+            while not stop.is_set():
+                await self.drain(producer)
+                # Wake on a commit notification, or poll every 200 ms in case one was missed.
+                async for _ in listen_conn.notifies(timeout=0.2, stop_after=1):
+                    pass
+
+    async def drain(self, producer: AIOKafkaProducer) -> int:
+        """Publish every eligible outbox row; returns how many were published."""
+        total, idle_wait = 0, 0.001
+        while True:
+            published = await self.drain_once(producer)
+            total += published
+            if published:
+                idle_wait = 0.001
+                continue
+            async with self.pool.connection() as conn:
+                pending = await (await conn.execute("SELECT EXISTS (SELECT 1 FROM outbox)")).fetchone()
+            if not pending or not pending[0]:
+                return total
+            # Rows exist but an older transaction is still open: wait for it briefly.
+            await asyncio.sleep(idle_wait)
+            idle_wait = min(idle_wait * 2, 0.05)
+
+    async def drain_once(self, producer: AIOKafkaProducer) -> int:
+        """Publish one batch of eligible rows and delete them from the outbox."""
+        async with self.pool.connection() as conn, conn.transaction():
+            rows = await (await conn.execute(_PENDING, (self.batch_size,))).fetchall()
+            if rows:
+                await _publish(producer, rows)
+                await conn.execute("DELETE FROM outbox WHERE seq = ANY(%s)", ([r[0] for r in rows],))
+        return len(rows)
+
+    async def republish(self, producer: AIOKafkaProducer, from_seq: int = 0) -> int:
+        """Publish every stored event after ``from_seq`` again, in sequence order."""
+        count, after = 0, from_seq
+        with tracer().start_as_current_span("relay republish"):
+            while True:
+                async with self.pool.connection() as conn:
+                    rows = await (await conn.execute(_HISTORY, (after, self.batch_size))).fetchall()
+                if not rows:
+                    break
+                routed = [(seq, *_route(EVENT_TYPES[t].topic, env), t, eid, tr, env)
+                          for seq, _, _, t, eid, tr, env in rows if t in EVENT_TYPES]
+                await _publish(producer, routed)
+                count += len(rows)
+                after = rows[-1][0]
+        logger.info("republished %d events from the event store (after seq %d)", count, from_seq)
+        return count
+
+    async def _broker_is_fresh(self) -> bool:
+        probe = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, client_id="npcworld-relay-probe")
+        await probe.start()
+        try:
+            ends = await probe.end_offsets([TopicPartition(RELAY_MARKER.name, 0)])
+            return all(offset <= 0 for offset in ends.values())
+        finally:
+            await probe.stop()
+
+
+def _route(topic: Topic, envelope_json: str) -> tuple[str, str | None]:
+    data = json.loads(envelope_json)
+    key = {"npc_id": data.get("npc_id"), "world_id": data.get("world_id")}.get(topic.key)
+    return topic.name, key
+
+
+async def _publish(producer: AIOKafkaProducer, rows: list[Any]) -> None:
+    futures = []
+    for seq, topic, key, event_type, event_id, trace, envelope_json in rows:
+        headers = [(k, str(v).encode()) for k, v in (trace or {}).items() if v]
+        headers += [("event_type", event_type.encode()), ("event_id", event_id.encode()),
+                    ("seq", str(seq).encode())]
+        futures.append(await producer.send(
+            topic, envelope_json.encode(), key=key.encode() if key else None, headers=headers
+        ))
+    await asyncio.gather(*futures)
+    instruments().published.add(len(rows))
+
+
+async def _try_lock(conn: AsyncConnection[Any]) -> bool:
+    row = await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (_RELAY_LOCK,))).fetchone()
+    return bool(row and row[0])
+
+
+async def _wait(stop: asyncio.Event, seconds: float) -> bool:
+    try:
+        await asyncio.wait_for(stop.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True

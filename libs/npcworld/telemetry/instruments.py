@@ -1,0 +1,81 @@
+"""The metrics every service reports, created once on the global meter provider."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+
+from opentelemetry import metrics, trace
+
+__all__ = ["Instruments", "instruments", "tracer"]
+
+
+class Instruments:
+    """Counters and histograms for event handling, relaying and LLM calls."""
+
+    def __init__(self, meter: metrics.Meter) -> None:
+        self.events_handled = meter.create_counter(
+            "npcworld.events.handled", unit="{event}", description="events handled by a consumer"
+        )
+        self.events_skipped = meter.create_counter(
+            "npcworld.events.duplicates", unit="{event}", description="redelivered events skipped"
+        )
+        self.dead_letters = meter.create_counter(
+            "npcworld.events.dead_lettered", unit="{event}", description="events sent to the dead-letter topic"
+        )
+        self.retries = meter.create_counter(
+            "npcworld.events.retries", unit="{attempt}", description="handler retries after a failure"
+        )
+        self.handler_duration = meter.create_histogram(
+            "npcworld.handler.duration", unit="s", description="time to handle one event, DB commit included"
+        )
+        self.lag: dict[tuple[str, str, int], int] = {}
+        meter.create_observable_gauge(
+            "npcworld.consumer.lag",
+            callbacks=[self._observe_lag],
+            unit="{message}",
+            description="messages between a consumer's position and the partition end",
+        )
+        self.published = meter.create_counter(
+            "npcworld.outbox.published", unit="{event}", description="events the relay published to Kafka"
+        )
+        self.appended = meter.create_counter(
+            "npcworld.events.appended", unit="{event}", description="events appended to the event store"
+        )
+        # LLM calls: attributes prompt_kind, provider, outcome, world_id (and npc_id on calls and tokens).
+        self.llm_calls = meter.create_counter(
+            "npcworld.llm.calls", unit="{call}", description="LLM calls by prompt kind, provider and outcome"
+        )
+        self.llm_tokens_in = meter.create_counter(
+            "npcworld.llm.tokens.in", unit="{token}", description="prompt tokens sent to LLM providers"
+        )
+        self.llm_tokens_out = meter.create_counter(
+            "npcworld.llm.tokens.out", unit="{token}", description="completion tokens received"
+        )
+        self.llm_latency = meter.create_histogram(
+            "npcworld.llm.latency", unit="s", description="time to answer one LLM call, retries included"
+        )
+        self.llm_errors = meter.create_counter(
+            "npcworld.llm.errors", unit="{attempt}", description="failed LLM attempts by prompt kind and reason"
+        )
+        self.llm_fallbacks = meter.create_counter(
+            "npcworld.llm.fallbacks", unit="{call}", description="calls answered offline (budget or outage)"
+        )
+        self.llm_breaker_opened = meter.create_counter(
+            "npcworld.llm.breaker.opened", unit="{event}", description="times a provider circuit opened"
+        )
+
+    def _observe_lag(self, _options: metrics.CallbackOptions) -> Iterable[metrics.Observation]:
+        for (consumer, topic, partition), lag in list(self.lag.items()):
+            yield metrics.Observation(lag, {"consumer": consumer, "topic": topic, "partition": partition})
+
+
+@cache
+def instruments() -> Instruments:
+    """The process-wide instruments (created lazily so the SDK can be installed first)."""
+    return Instruments(metrics.get_meter("npcworld"))
+
+
+def tracer() -> trace.Tracer:
+    """The project's tracer."""
+    return trace.get_tracer("npcworld")

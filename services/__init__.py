@@ -1,0 +1,1 @@
+"""npcworld services: each a consumer loop, handlers, a repository and a pure domain package."""

@@ -1,0 +1,264 @@
+"""The event bus end to end: event store → outbox relay → Tansu → the consumer loop → Postgres."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Coroutine
+from typing import Any
+
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from psycopg_pool import AsyncConnectionPool
+
+from npcworld.contracts.topics import DEAD_LETTER, PERCEPTION
+from npcworld.errors import ConcurrencyError
+from npcworld.eventstore import EventStore
+from npcworld.outbox import OutboxRelay
+from tests.infra import BrokerForTests
+from tests.integration import tally_app
+from tests.polling import eventually
+
+
+@contextlib.asynccontextmanager
+async def running(*coros: Coroutine[Any, Any, None], stop: asyncio.Event) -> AsyncIterator[None]:
+    tasks = [asyncio.create_task(c) for c in coros]
+    try:
+        yield
+    finally:
+        stop.set()
+        done, _ = await asyncio.wait(tasks, timeout=30)
+        for task in done:
+            if task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+
+
+async def effects(pool: AsyncConnectionPool, world_npc_prefix: str = "") -> list[tuple[str, str]]:
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT npc_id, description FROM tally_effects WHERE npc_id LIKE %s ORDER BY description",
+            (world_npc_prefix + "%",),
+        )
+        return [(r[0], r[1]) for r in await cur.fetchall()]
+
+
+@pytest.fixture
+async def tally_db(database_url: str, pool: AsyncConnectionPool) -> AsyncConnectionPool:
+    await tally_app.prepare(database_url)
+    async with pool.connection() as conn:
+        await conn.execute("TRUNCATE tally_effects, outbox CASCADE")
+    return pool
+
+
+def group() -> str:
+    return f"tally-{uuid.uuid4().hex[:8]}"
+
+
+async def test_appended_events_reach_the_consumer_exactly_once(
+    tally_db: AsyncConnectionPool, broker: BrokerForTests
+) -> None:
+    world, npc = uuid.uuid4().hex, f"n-{uuid.uuid4().hex[:6]}"
+    texts = [(npc, f"saw the stove burning #{i:03d}") for i in range(60)]
+    stop = asyncio.Event()
+    relay = OutboxRelay(tally_db, broker.bootstrap)
+    loop = tally_app.make_loop(tally_db, broker.bootstrap, group())
+    async with running(relay.run(stop), loop.run(stop), stop=stop):
+        async with tally_db.connection() as conn:
+            await tally_app.append_observations(conn, world, texts)
+        got = await eventually(lambda: effects(tally_db, npc), lambda rows: len(rows) >= 60)
+    assert got == sorted(texts)
+
+
+async def test_a_consumer_killed_mid_batch_loses_nothing_and_applies_nothing_twice(
+    tally_db: AsyncConnectionPool, database_url: str, broker: BrokerForTests
+) -> None:
+    npc = f"k-{uuid.uuid4().hex[:6]}"
+    texts = [(npc, f"event {i:04d}") for i in range(200)]
+    async with tally_db.connection() as conn:
+        await tally_app.append_observations(conn, uuid.uuid4().hex, texts)
+    stop = asyncio.Event()
+    consumer_group = group()
+    cmd = [sys.executable, "-m", "tests.integration.tally_app", database_url, broker.bootstrap, consumer_group, "0.01"]
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    async with running(OutboxRelay(tally_db, broker.bootstrap).run(stop), stop=stop):
+        proc = subprocess.Popen(cmd, env=env)
+        try:
+            await eventually(lambda: effects(tally_db, npc), lambda rows: len(rows) >= 20, timeout=90)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        partial = len(await effects(tally_db, npc))
+        assert partial < 200, "the consumer finished before it could be killed"
+        proc = subprocess.Popen(cmd[:-1] + ["0"], env=env)
+        try:
+            await eventually(lambda: effects(tally_db, npc), lambda rows: len(rows) >= 200, timeout=90)
+            await asyncio.sleep(0.5)  # any duplicate would land now
+            got = await effects(tally_db, npc)
+        finally:
+            proc.terminate()
+            proc.wait()
+    assert got == sorted(texts)
+
+
+async def test_after_a_broker_restart_the_relay_republishes_and_consumers_end_in_the_same_state(
+    tally_db: AsyncConnectionPool, private_broker: BrokerForTests
+) -> None:
+    npc = f"r-{uuid.uuid4().hex[:6]}"
+    world = uuid.uuid4().hex
+    first = [(npc, f"before restart {i:03d}") for i in range(30)]
+    consumer_group = group()
+    stop = asyncio.Event()
+    async with running(
+        OutboxRelay(tally_db, private_broker.bootstrap).run(stop),
+        tally_app.make_loop(tally_db, private_broker.bootstrap, consumer_group).run(stop),
+        stop=stop,
+    ):
+        async with tally_db.connection() as conn:
+            await tally_app.append_observations(conn, world, first)
+        await eventually(lambda: effects(tally_db, npc), lambda rows: len(rows) >= 30)
+    private_broker.restart()
+    second = [(npc, f"after restart {i:03d}") for i in range(10)]
+    async with tally_db.connection() as conn:
+        await tally_app.append_observations(conn, world, second)
+    stop = asyncio.Event()
+    relay = OutboxRelay(tally_db, private_broker.bootstrap)
+    async with running(
+        relay.run(stop),
+        tally_app.make_loop(tally_db, private_broker.bootstrap, consumer_group).run(stop),
+        stop=stop,
+    ):
+        await eventually(lambda: effects(tally_db, npc), lambda rows: len(rows) >= 40)
+        await asyncio.sleep(0.5)
+        got = await effects(tally_db, npc)
+        republished = await _count_messages(private_broker.bootstrap, PERCEPTION.name)
+    assert got == sorted(first + second)
+    assert republished >= 40, "the fresh broker should hold the whole history again"
+
+
+async def test_a_poison_event_is_dead_lettered_with_its_reason_while_later_events_flow(
+    tally_db: AsyncConnectionPool, broker: BrokerForTests
+) -> None:
+    npc = f"p-{uuid.uuid4().hex[:6]}"
+    world = uuid.uuid4().hex
+    stop = asyncio.Event()
+    consumer_group = group()
+    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap)
+    await producer.start()
+    try:
+        async with running(
+            OutboxRelay(tally_db, broker.bootstrap).run(stop),
+            tally_app.make_loop(tally_db, broker.bootstrap, consumer_group).run(stop),
+            stop=stop,
+        ):
+            good = tally_app.observation(world, npc, "fine 1").model_dump(mode="json")
+            bad_version = {**good, "event_id": str(uuid.uuid4()), "schema_version": 99}
+            import json
+
+            await producer.send_and_wait(PERCEPTION.name, json.dumps(bad_version).encode(), key=npc.encode())
+            await producer.send_and_wait(PERCEPTION.name, b"{not json", key=npc.encode())
+            async with tally_db.connection() as conn:
+                await tally_app.append_observations(conn, world, [(npc, "explode now"), (npc, "fine 2")])
+            got = await eventually(lambda: effects(tally_db, npc), lambda rows: len(rows) >= 1)
+            reasons = await eventually(
+                lambda: _dead_letter_reasons(tally_db, consumer_group), lambda r: len(r) >= 3
+            )
+    finally:
+        await producer.stop()
+    assert got == [(npc, "fine 2")]
+    assert any("schema_version 99" in r for r in reasons)
+    assert any("not JSON" in r for r in reasons)
+    assert any("handler failed 2 times" in r and "always fails" in r for r in reasons)
+    dlq = await _read_headers(broker.bootstrap, DEAD_LETTER.name, consumer_group)
+    assert len(dlq) >= 3 and all("x-dlq-reason" in h for h in dlq)
+
+
+async def test_an_append_at_a_stale_version_is_rejected_not_overwritten(tally_db: AsyncConnectionPool) -> None:
+    store, world, npc = EventStore(), uuid.uuid4().hex, "occ"
+    stream = f"npc-{world}"
+    async with tally_db.connection() as conn, conn.transaction():
+        await store.append(conn, stream, [tally_app.observation(world, npc, "v1")], expected_version=0)
+    async with tally_db.connection() as a, tally_db.connection() as b:
+        async with a.transaction():
+            await store.append(a, stream, [tally_app.observation(world, npc, "writer a")], expected_version=1)
+        with pytest.raises(ConcurrencyError, match="expected version 1, but it is at 2"):
+            async with b.transaction():
+                await store.append(b, stream, [tally_app.observation(world, npc, "writer b")], expected_version=1)
+        events = await store.read_stream(a, stream)
+    assert [e.envelope.payload.description for e in events] == ["v1", "writer a"]  # type: ignore[attr-defined]
+
+
+async def test_concurrent_appends_to_one_stream_version_let_exactly_one_win(tally_db: AsyncConnectionPool) -> None:
+    store, world = EventStore(), uuid.uuid4().hex
+    stream = f"npc-{world}"
+
+    async def writer(name: str) -> str:
+        async with tally_db.connection() as conn:
+            try:
+                async with conn.transaction():
+                    await store.append(conn, stream, [tally_app.observation(world, "x", name)], expected_version=0)
+                    await asyncio.sleep(0.2)  # hold the transaction so the two overlap
+            except ConcurrencyError:
+                return "lost"
+            return "won"
+
+    results = sorted(await asyncio.gather(writer("a"), writer("b")))
+    assert results == ["lost", "won"]
+
+
+async def test_the_relay_never_skips_an_event_whose_transaction_commits_late(
+    tally_db: AsyncConnectionPool, broker: BrokerForTests
+) -> None:
+    world, npc = uuid.uuid4().hex, f"late-{uuid.uuid4().hex[:6]}"
+    relay = OutboxRelay(tally_db, broker.bootstrap)
+    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap)
+    await producer.start()
+    store = EventStore()
+    try:
+        async with tally_db.connection() as early:
+            async with early.transaction():
+                await store.append(early, f"s-{npc}-1", [tally_app.observation(world, npc, "early seq, commits last")])
+                async with tally_db.connection() as late:
+                    await tally_app.append_observations(late, world, [(npc, "later seq, commits first")])
+                assert await relay.drain_once(producer) == 0, "a later sequence must wait for the open transaction"
+        assert await relay.drain_once(producer) == 2
+    finally:
+        await producer.stop()
+
+
+async def _dead_letter_reasons(pool: AsyncConnectionPool, consumer: str) -> list[str]:
+    async with pool.connection() as conn:
+        cur = await conn.execute("SELECT reason FROM dead_letters WHERE consumer = %s", (consumer,))
+        return [r[0] for r in await cur.fetchall()]
+
+
+async def _read_all(bootstrap: str, topic: str) -> list[Any]:
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                                enable_auto_commit=False)
+    await consumer.start()
+    try:
+        await consumer.seek_to_beginning()
+        records: list[Any] = []
+        for _ in range(20):
+            batch = await consumer.getmany(timeout_ms=200)
+            records += [r for rs in batch.values() for r in rs]
+            if not batch and records:
+                break
+        return records
+    finally:
+        await consumer.stop()
+
+
+async def _count_messages(bootstrap: str, topic: str) -> int:
+    return len(await _read_all(bootstrap, topic))
+
+
+async def _read_headers(bootstrap: str, topic: str, consumer: str) -> list[dict[str, bytes]]:
+    records = await _read_all(bootstrap, topic)
+    headers = [dict(r.headers) for r in records]
+    return [h for h in headers if h.get("x-dlq-consumer") == consumer.encode()]
+
