@@ -14,6 +14,7 @@ CREATE TABLE events (
     recorded_at    timestamptz NOT NULL,
     causation_id   uuid,
     correlation_id uuid        NOT NULL,
+    forked_from    uuid,
     trace          jsonb       NOT NULL DEFAULT '{}'::jsonb,
     payload        jsonb       NOT NULL,
     UNIQUE (stream_id, version)

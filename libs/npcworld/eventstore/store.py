@@ -17,14 +17,14 @@ __all__ = ["EventFilter", "EventStore", "StoredEvent"]
 
 _COLUMNS = (
     "seq, event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id, world_time, "
-    "recorded_at, causation_id, correlation_id, trace, payload"
+    "recorded_at, causation_id, correlation_id, forked_from, trace, payload"
 )
 _INSERT_EVENTS = """
 INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id,
-                    world_time, recorded_at, causation_id, correlation_id, trace, payload)
+                    world_time, recorded_at, causation_id, correlation_id, forked_from, trace, payload)
 SELECT * FROM unnest(%s::uuid[], %s::text[], %s::int[], %s::text[], %s::int[], %s::text[], %s::text[],
                      %s::text[], %s::timestamptz[], %s::timestamptz[], %s::uuid[], %s::uuid[],
-                     %s::jsonb[], %s::jsonb[])
+                     %s::uuid[], %s::jsonb[], %s::jsonb[])
 RETURNING seq
 """
 _INSERT_OUTBOX = "INSERT INTO outbox (seq, topic, key) SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[])"
@@ -166,6 +166,7 @@ def _columns(stream_id: str, versions: list[int], events: Sequence[Envelope]) ->
         [e.recorded_at for e in events],
         [e.causation_id for e in events],
         [e.correlation_id for e in events],
+        [e.forked_from for e in events],
         [e.trace.model_dump_json() for e in events],
         [e.payload.model_dump_json() for e in events],
     )

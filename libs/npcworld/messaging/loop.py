@@ -20,6 +20,7 @@ from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.messaging.dead_letter import DeadLetterer
 from npcworld.messaging.kafka import make_consumer, make_producer
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
+from npcworld.projection import Projection
 from npcworld.telemetry import context_from_headers, instruments, tracer
 
 __all__ = ["ConsumerLoop", "Handler"]
@@ -47,6 +48,7 @@ class ConsumerLoop(Generic[D]):
         handlers: Mapping[str, Handler[D]],
         deps: D,
         *,
+        projection: Projection | None = None,
         pool: AsyncConnectionPool,
         bootstrap: str,
         policy: RetryPolicy | None = None,
@@ -55,15 +57,18 @@ class ConsumerLoop(Generic[D]):
         unknown = set(handlers) - set(EVENT_TYPES)
         if unknown:
             raise ValueError(f"handlers for unknown event types: {sorted(unknown)}")
+        if projection is not None and projection.consumer != name:
+            raise ValueError(f"projection of {projection.consumer!r} given to consumer {name!r}")
         self.name = name
         self.handlers = handlers
+        self.appliers = projection.appliers if projection else {}
         self.deps = deps
         self.pool = pool
         self.bootstrap = bootstrap
         self.policy = policy or RetryPolicy()
         self.max_records = max_records
         self.store = EventStore()
-        self.topics = sorted({EVENT_TYPES[t].topic.name for t in handlers})
+        self.topics = sorted({EVENT_TYPES[t].topic.name for t in (*handlers, *self.appliers)})
         self.started = asyncio.Event()
         self._positions: dict[TopicPartition, int] = {}
 
@@ -113,8 +118,7 @@ class ConsumerLoop(Generic[D]):
             async with conn.transaction():
                 await dead.send(conn, record, str(exc), None)
             return
-        handler = self.handlers.get(envelope.type)
-        if handler is None:
+        if envelope.type not in self.handlers and envelope.type not in self.appliers:
             return
         attrs = {"messaging.system": "kafka", "messaging.destination.name": record.topic,
                  "npcworld.event_type": envelope.type, "npcworld.event_id": str(envelope.event_id),
@@ -123,12 +127,18 @@ class ConsumerLoop(Generic[D]):
             f"{self.name} {envelope.type}", context=context_from_headers(record.headers),
             kind=SpanKind.CONSUMER, attributes=attrs,
         ):
-            await self._handle(conn, record, envelope, handler, dead)
+            await self._handle(conn, record, envelope, dead)
 
-    async def _handle(
-        self, conn: AsyncConnection[Any], record: Record, envelope: Envelope, handler: Handler[D],
-        dead: DeadLetterer,
-    ) -> None:
+    async def _apply(self, conn: AsyncConnection[Any], envelope: Envelope) -> None:
+        """Projection first, then the reaction; copies made by a world fork only update projections."""
+        applier = self.appliers.get(envelope.type)
+        if applier is not None:
+            await applier(envelope, conn)
+        handler = self.handlers.get(envelope.type)
+        if handler is not None and envelope.forked_from is None:
+            await handler(envelope, UnitOfWork(conn, self.store, cause=envelope), self.deps)
+
+    async def _handle(self, conn: AsyncConnection[Any], record: Record, envelope: Envelope, dead: DeadLetterer) -> None:
         labels = {"consumer": self.name, "event_type": envelope.type}
         for attempt in range(1, self.policy.handler_attempts + 1):
             started = time.perf_counter()
@@ -141,7 +151,7 @@ class ConsumerLoop(Generic[D]):
                     if cur.rowcount == 0:
                         instruments().events_skipped.add(1, labels)
                         return
-                    await handler(envelope, UnitOfWork(conn, self.store, cause=envelope), self.deps)
+                    await self._apply(conn, envelope)
                 instruments().events_handled.add(1, labels)
                 instruments().handler_duration.record(time.perf_counter() - started, labels)
                 return

@@ -23,7 +23,8 @@ _RELAY_LOCK = 0x72656C6179  # one active relay per database; others wait as stan
 _ENVELOPE_JSON = """json_build_object(
     'event_id', e.event_id, 'type', e.type, 'schema_version', e.schema_version, 'tenant_id', e.tenant_id,
     'world_id', e.world_id, 'npc_id', e.npc_id, 'world_time', e.world_time, 'recorded_at', e.recorded_at,
-    'causation_id', e.causation_id, 'correlation_id', e.correlation_id, 'trace', e.trace,
+    'causation_id', e.causation_id, 'correlation_id', e.correlation_id, 'forked_from', e.forked_from,
+    'trace', e.trace,
     'payload', e.payload)::text"""
 # Only rows written by transactions older than every transaction still running are eligible: a
 # sequence number taken by a transaction that commits late is therefore never overtaken.

@@ -56,7 +56,7 @@ class Instruments:
             "npcworld.llm.latency", unit="s", description="time to answer one LLM call, retries included"
         )
         self.llm_errors = meter.create_counter(
-            "npcworld.llm.errors", unit="{attempt}", description="failed LLM attempts by prompt kind and reason"
+            "npcworld.llm.errors", unit="{attempt}", description="failed LLM attempts by prompt and reason"
         )
         self.llm_fallbacks = meter.create_counter(
             "npcworld.llm.fallbacks", unit="{call}", description="calls answered offline (budget or outage)"

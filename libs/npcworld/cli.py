@@ -1,0 +1,195 @@
+"""The ``npcworld`` command: embedded stack, relay, replay, fork, contracts and the live backend."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import logging
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from npcworld.errors import NpcworldError
+
+__all__ = ["SERVICES", "main"]
+
+SERVICES = ("world_state", "perception", "memory", "reflection", "planning", "dialogue")
+
+
+def _home(ctx: click.Context) -> Path:
+    return Path(ctx.obj["home"])
+
+
+@click.group()
+@click.option("--home", envvar="NPCWORLD_HOME", default=".npcworld", show_default=True,
+              help="Data directory of the embedded stack.")
+@click.option("--log-level", envvar="LOG_LEVEL", default="INFO", show_default=True)
+@click.pass_context
+def main(ctx: click.Context, home: str, log_level: str) -> None:
+    """npcworld: persistent, debuggable NPC worlds."""
+    from npcworld.service import configure_logging
+
+    configure_logging(log_level.upper())
+    ctx.ensure_object(dict)
+    ctx.obj["home"] = home
+
+
+@main.command()
+@click.pass_context
+def up(ctx: click.Context) -> None:
+    """Start the embedded Postgres + pgvector and Tansu broker (idempotent)."""
+    from npcworld.embedded import EmbeddedStack
+
+    state = EmbeddedStack(_home(ctx)).up()
+    click.echo(f"postgres  {state.database_url}\nkafka     {state.kafka_bootstrap_servers}")
+
+
+@main.command()
+@click.pass_context
+def down(ctx: click.Context) -> None:
+    """Stop the embedded stack (the broker's topics go; the event store stays)."""
+    from npcworld.embedded import EmbeddedStack
+
+    stopped = EmbeddedStack(_home(ctx)).down()
+    click.echo("stopped: " + (", ".join(stopped) or "nothing was running"))
+
+
+@main.command()
+@click.pass_context
+def status(ctx: click.Context) -> None:
+    """Show what runs in the embedded stack."""
+    from npcworld.embedded import EmbeddedStack
+
+    click.echo(json.dumps(EmbeddedStack(_home(ctx)).status(), indent=2))
+
+
+@main.command()
+def migrate() -> None:
+    """Apply database migrations (DATABASE_URL or the embedded stack)."""
+    from npcworld.db import apply_migrations
+    from npcworld.settings import CommonSettings, resolve_endpoints
+
+    applied = apply_migrations(resolve_endpoints(CommonSettings()).database_url)
+    click.echo("applied: " + (", ".join(applied) or "nothing, already up to date"))
+
+
+@main.command()
+@click.option("--republish-from", type=int, default=None,
+              help="Publish every stored event after this sequence number again, then relay as usual.")
+def relay(republish_from: int | None) -> None:
+    """Run the outbox relay (one active per database; others stand by)."""
+    from npcworld.relay_process import run_relay
+
+    run_relay(republish_from)
+
+
+@main.command()
+@click.option("--service", "service", type=click.Choice([s for s in SERVICES]), required=True)
+def replay(service: str) -> None:
+    """Rebuild a service's projection from the event store."""
+    from npcworld.db import open_pool
+    from npcworld.projection import rebuild
+    from npcworld.settings import CommonSettings, resolve_endpoints
+
+    projection = _projection(service)
+    url = resolve_endpoints(CommonSettings()).database_url
+
+    async def go() -> int:
+        pool = await open_pool(url)
+        try:
+            with click.progressbar(length=100, label=f"replaying {service}") as bar:
+                def progress(done: int, total: int) -> None:
+                    bar.update(int(100 * done / max(total, 1)) - bar.pos)
+                return await rebuild(pool, projection, progress=progress)
+        finally:
+            await pool.close()
+
+    click.echo(f"{service}: rebuilt from {asyncio.run(go())} events")
+
+
+@main.command()
+@click.option("--tenant", required=True)
+@click.option("--world", "world_id", required=True, help="The world to fork.")
+@click.option("--at", "at", required=True, help="World time (ISO 8601) to fork at.")
+@click.option("--new-world", "new_world_id", default=None, help="Id of the new world (default: generated).")
+def fork(tenant: str, world_id: str, at: str, new_world_id: str | None) -> None:
+    """Fork a world at world time T into a new world id."""
+    from npcworld.db import open_pool
+    from npcworld.fork import fork_world
+    from npcworld.ids import new_id
+    from npcworld.settings import CommonSettings, resolve_endpoints
+
+    when = datetime.fromisoformat(at)
+    if when.tzinfo is None:
+        raise click.BadParameter("give a timezone, e.g. 2023-02-13T12:00:00+00:00", param_hint="--at")
+    target = new_world_id or new_id()
+    url = resolve_endpoints(CommonSettings()).database_url
+
+    async def go() -> int:
+        pool = await open_pool(url)
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                return await fork_world(conn, tenant_id=tenant, source_world_id=world_id, at=when,
+                                        new_world_id=target)
+        finally:
+            await pool.close()
+
+    copied = asyncio.run(go())
+    click.echo(f"forked {world_id} at {when.isoformat()} into {target} ({copied} events copied)")
+
+
+@main.command()
+@click.option("--check", is_flag=True, help="Fail if contracts/ differs from the code instead of writing it.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("contracts"), show_default=True)
+def contracts(check: bool, out: Path) -> None:
+    """Export JSON Schemas, the topic catalogue and openapi.json to contracts/."""
+    from npcworld.contracts.export import render_contracts
+    from services.gateway.api import create_app
+
+    files = render_contracts(create_app().openapi())
+    stale = [name for name, text in files.items() if not (out / name).exists() or (out / name).read_text() != text]
+    if check:
+        if stale:
+            raise click.ClickException("contracts/ is out of date: " + ", ".join(sorted(stale)))
+        click.echo("contracts/ matches the code")
+        return
+    for name, text in files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(text)
+    click.echo(f"wrote {len(files)} files to {out}/ ({len(stale)} changed)")
+
+
+@main.command()
+@click.option("--port", default=8000, show_default=True, help="Gateway HTTP port.")
+@click.option("--no-demo", is_flag=True, help="Start the empty backend without the demo world.")
+@click.pass_context
+def run(ctx: click.Context, port: int, no_demo: bool) -> None:
+    """Run the whole backend on the embedded stack until Ctrl-C, showing progress."""
+    from npcworld.supervisor import Supervisor
+
+    Supervisor(_home(ctx), port=port, demo=not no_demo).run()
+
+
+def _projection(service: str) -> Any:
+    module = importlib.import_module(f"services.{service}.handlers")
+    projection = getattr(module, "PROJECTION", None)
+    if projection is None:
+        raise click.ClickException(f"{service} has no projection to rebuild yet")
+    return projection
+
+
+def entrypoint() -> None:
+    try:
+        main(standalone_mode=True)
+    except NpcworldError as exc:
+        logging.getLogger("npcworld").debug("failed", exc_info=True)
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    entrypoint()

@@ -1,0 +1,77 @@
+"""Fork a world at a world time: copy its history up to then into a new world id ("what if")."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from npcworld.contracts import Envelope, WorldDeleted, WorldForked
+from npcworld.errors import NotFoundError, ValidationError
+from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
+from npcworld.ids import uuid7
+
+__all__ = ["fork_world", "world_stream"]
+
+
+def world_stream(world_id: str) -> str:
+    """The stream of world-level events (lifecycle, NPCs, clock) of one world."""
+    return f"world-{world_id}"
+
+
+async def fork_world(
+    conn: AsyncConnection[Any], *, tenant_id: str, source_world_id: str, at: datetime, new_world_id: str
+) -> int:
+    """Copy every event of the source world with ``world_time <= at`` into ``new_world_id``.
+
+    Copies keep their payloads and stream order, get fresh ids and name the original in
+    ``forked_from`` (projections apply them, reactions skip them, so no LLM call is repeated).
+    A ``WorldForked`` event closes the copy. Runs in the caller's transaction.
+
+    Returns:
+        The number of events copied.
+
+    Raises:
+        NotFoundError: the tenant has no such source world.
+        ValidationError: ``new_world_id`` is already used.
+    """
+    store = EventStore()
+    history = await _history(conn, store, tenant_id, source_world_id, at)
+    if not history or history[0][1].type != "WorldCreated":
+        raise NotFoundError(f"world {source_world_id!r} not found")
+    if await store.read_all(conn, 0, 1, EventFilter(world_id=new_world_id)):
+        raise ValidationError(f"world id {new_world_id!r} is already in use", field="new_world_id")
+    streams: dict[str, list[Envelope]] = defaultdict(list)
+    for stream_id, original in history:
+        copy = original.model_copy(update={
+            "event_id": uuid7(), "world_id": new_world_id, "causation_id": original.event_id,
+            "forked_from": original.event_id,
+        })
+        streams[_renamed(stream_id, source_world_id, new_world_id)].append(copy)
+    for stream_id, events in streams.items():
+        await store.append(conn, stream_id, events, expected_version=0)
+    uow = UnitOfWork(conn, store)
+    forked = uow.new_event(
+        WorldForked(source_world_id=source_world_id, at_world_time=at, copied_events=len(history)),
+        tenant_id=tenant_id, world_id=new_world_id, world_time=at,
+    )
+    await uow.append(world_stream(new_world_id), [forked])
+    return len(history)
+
+
+async def _history(
+    conn: AsyncConnection[Any], store: EventStore, tenant_id: str, world_id: str, at: datetime
+) -> list[tuple[str, Envelope]]:
+    where = EventFilter(tenant_id=tenant_id, world_id=world_id, until_world_time=at)
+    out: list[tuple[str, Envelope]] = []
+    after = 0
+    while batch := await store.read_all(conn, after, 5000, where):
+        out += [(s.stream_id, s.envelope) for s in batch if s.envelope.type != WorldDeleted.event_type]
+        after = batch[-1].seq
+    return out
+
+
+def _renamed(stream_id: str, source: str, target: str) -> str:
+    return stream_id.replace(source, target) if source in stream_id else f"{stream_id}@{target}"

@@ -1,0 +1,54 @@
+"""Entrypoint of the outbox relay process."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+from npcworld.db import apply_migrations, open_pool
+from npcworld.messaging import make_producer
+from npcworld.outbox import OutboxRelay
+from npcworld.settings import CommonSettings, resolve_endpoints
+from npcworld.telemetry import configure_telemetry
+from npcworld.telemetry.health import HealthServer
+
+__all__ = ["run_relay"]
+
+logger = logging.getLogger(__name__)
+
+
+def run_relay(republish_from: int | None = None) -> None:
+    """Relay until SIGTERM/SIGINT; optionally republish history first."""
+    configure_telemetry("relay")
+    asyncio.run(_run(CommonSettings(), republish_from))
+
+
+async def _run(settings: CommonSettings, republish_from: int | None) -> None:
+    endpoints = resolve_endpoints(settings)
+    await asyncio.to_thread(apply_migrations, endpoints.database_url)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    pool = await open_pool(endpoints.database_url, max_size=4, name="relay")
+    relay = OutboxRelay(pool, endpoints.kafka_bootstrap_servers)
+
+    async def readiness() -> dict[str, bool]:
+        return {"relay": relay.ready.is_set()}
+
+    health = HealthServer(settings.health_port, readiness)
+    await health.start()
+    try:
+        if republish_from is not None:
+            producer = make_producer(endpoints.kafka_bootstrap_servers, "npcworld-republish")
+            await producer.start()
+            try:
+                count = await relay.republish(producer, republish_from)
+                logger.info("republished %d events", count)
+            finally:
+                await producer.stop()
+        await relay.run(stop)
+    finally:
+        await health.stop()
+        await pool.close()

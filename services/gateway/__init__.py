@@ -1,0 +1,1 @@
+"""gateway service: the studio-facing REST API under /v1."""

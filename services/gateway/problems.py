@@ -1,0 +1,46 @@
+"""Errors as application/problem+json, mapped in one place."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from npcworld.errors import ConcurrencyError, NotFoundError, NpcworldError, ValidationError
+
+__all__ = ["install_http_problem_handler", "install_problem_handlers", "problem"]
+
+
+def problem(status: int, title: str, detail: str, **extra: object) -> JSONResponse:
+    body = {"type": "about:blank", "title": title, "status": status, "detail": detail, **extra}
+    return JSONResponse(body, status_code=status, media_type="application/problem+json")
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [{"field": ".".join(str(p) for p in e["loc"][1:]) or str(e["loc"][0]), "message": e["msg"]}
+                  for e in exc.errors()]
+        first = errors[0]["field"] if errors else "request"
+        return problem(422, "Invalid request", f"{first}: {errors[0]['message']}" if errors else "invalid",
+                       errors=errors)
+
+    @app.exception_handler(NpcworldError)
+    async def domain_error(_: Request, exc: NpcworldError) -> JSONResponse:
+        if isinstance(exc, NotFoundError):
+            return problem(404, "Not found", str(exc))
+        if isinstance(exc, ValidationError):
+            return problem(422, "Invalid request", str(exc), errors=[{"field": exc.field, "message": str(exc)}])
+        if isinstance(exc, ConcurrencyError):
+            return problem(409, "Conflict", str(exc))
+        return problem(503, "Unavailable", str(exc))
+
+
+def install_http_problem_handler(app: FastAPI) -> None:
+    from starlette.exceptions import HTTPException
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
+        response = problem(exc.status_code, "Request failed", str(exc.detail))
+        response.headers.update(exc.headers or {})
+        return response

@@ -1,0 +1,1 @@
+"""world_state service: the world tree, NPC positions and the world clock."""

@@ -1,0 +1,24 @@
+"""One valid payload per event type; a new event type must add its example here."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+T0 = datetime(2023, 2, 14, 17, 0, tzinfo=UTC)
+
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "WorldCreated": {"name": "Brindle Hollow", "template": "brindle-hollow", "start_time": T0},
+    "WorldForked": {"source_world_id": "w1", "at_world_time": T0, "copied_events": 12},
+    "WorldDeleted": {},
+    "NpcCreated": {"npc_id": "marta", "name": "Marta Quill", "age": 34, "traits": ("warm",),
+                   "occupation": "cafe owner", "seed": "Marta runs the cafe; Marta plans a party",
+                   "location": "Lantern Cafe"},
+    "ObservationMade": {"description": "the stove is burning", "subject": "stove", "predicate": "is",
+                        "object": "burning", "location": "Lantern Cafe:kitchen"},
+    "MemoryRecorded": {"memory_id": "m1", "kind": "observation", "description": "the stove is burning",
+                       "importance": 6, "created_at": T0, "embedding_model": "minilm-l6-v2-int8"},
+    "MemoriesAccessed": {"memory_ids": ("m1", "m2"), "accessed_at": T0, "query": "the party"},
+    "LLMBudgetExhausted": {"scope": "world", "limit_tokens": 1000, "used_tokens": 1002,
+                           "prompt_kind": "importance"},
+}
