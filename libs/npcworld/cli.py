@@ -6,6 +6,7 @@ import asyncio
 import importlib
 import json
 import logging
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -36,6 +37,7 @@ def main(ctx: click.Context, home: str, log_level: str) -> None:
     configure_logging(log_level.upper())
     ctx.ensure_object(dict)
     ctx.obj["home"] = home
+    os.environ["NPCWORLD_HOME"] = home  # settings classes and child processes read the same data dir
 
 
 @main.command()

@@ -1,0 +1,70 @@
+"""End-to-end fixtures: the gateway as a real HTTP server over the real embedded stack."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+
+import httpx
+import pytest
+
+from tests.infra import BrokerForTests, free_port
+from tests.integration.conftest import broker, database_url, pool, postgres  # noqa: F401  (shared fixtures)
+
+
+@pytest.fixture(scope="module")
+def gateway_url(database_url: str, broker: BrokerForTests) -> Iterator[str]:  # noqa: F811
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": database_url, "KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "services.gateway.api:create_app", "--factory",
+         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"], env=env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None:
+                raise RuntimeError("the gateway exited at start")
+            import time
+
+            time.sleep(0.1)
+        else:
+            raise RuntimeError("the gateway did not become ready")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+async def _tenant(database_url: str, name: str, scopes: tuple[str, ...]) -> str:
+    import psycopg
+
+    from services.gateway.repository import GatewayRepository
+
+    async with await psycopg.AsyncConnection.connect(database_url) as conn, conn.transaction():
+        _, secret = await GatewayRepository(conn).create_tenant(name, scopes)
+    return secret
+
+
+@pytest.fixture
+async def client_factory(gateway_url: str, database_url: str) -> AsyncIterator[object]:  # noqa: F811
+    clients: list[httpx.AsyncClient] = []
+
+    async def make(scopes: tuple[str, ...] = ("read", "write", "admin")) -> httpx.AsyncClient:
+        key = await _tenant(database_url, "studio", scopes)
+        client = httpx.AsyncClient(base_url=gateway_url, headers={"Authorization": f"Bearer {key}"}, timeout=10)
+        clients.append(client)
+        return client
+
+    yield make
+    await asyncio.gather(*(c.aclose() for c in clients))
+
+
