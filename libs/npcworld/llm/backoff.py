@@ -19,16 +19,18 @@ class Backoff:
     base_delay: float = 0.5
     max_delay: float = 30.0
 
-    def delay(self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
+    def delay(
+        self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None
+    ) -> float:
         """Seconds to wait before retry number ``attempt``."""
         exponential = self.base_delay * 2 ** (attempt - 1)
         jittered = exponential * (0.5 + 0.5 * (rng or random).random())
         wanted = max(jittered, retry_after or 0.0)
-        return min(self.max_delay, wanted)
+        return float(min(self.max_delay, wanted))
 
 
 def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
-    """Seconds a server asked us to wait: ``retry-after-ms``, or ``retry-after`` as seconds or an HTTP date."""
+    """Seconds a server asked us to wait: ``retry-after-ms``, else ``retry-after`` (seconds or a date)."""
     lowered = {k.lower(): v for k, v in headers.items()}
     if (ms := lowered.get("retry-after-ms")) is not None:
         try:

@@ -34,7 +34,7 @@ class CircuitBreaker:
         self._clock = clock
         self._failures = 0
         self._opened_at: float | None = None
-        self._trial_running = False
+        self._trial_started: float | None = None
 
     @property
     def state(self) -> State:
@@ -54,11 +54,15 @@ class CircuitBreaker:
         state = self.state
         if state == "closed":
             return
-        if state == "half_open" and not self._trial_running:
-            self._trial_running = True
+        now = self._clock()
+        # A trial that never reported back (its caller was cancelled) must not keep the breaker shut.
+        if state == "half_open" and (
+            self._trial_started is None or now - self._trial_started >= self.reset_after_s
+        ):
+            self._trial_started = now
             return
         assert self._opened_at is not None
-        wait = max(0.0, self.reset_after_s - (self._clock() - self._opened_at))
+        wait = max(0.0, self.reset_after_s - (now - self._opened_at))
         raise CircuitOpenError(
             f"{self.name} circuit open after {self._failures} consecutive failures; next trial in {wait:.1f}s"
         )
@@ -69,14 +73,16 @@ class CircuitBreaker:
             logger.info("%s circuit closed", self.name)
         self._failures = 0
         self._opened_at = None
-        self._trial_running = False
+        self._trial_started = None
 
     def record_failure(self) -> None:
         """A call failed for a provider reason (not for our own bad output): count it, maybe open."""
         self._failures += 1
-        if self._trial_running or (self._opened_at is None and self._failures >= self.failure_threshold):
+        if self._trial_started is not None or (
+            self._opened_at is None and self._failures >= self.failure_threshold
+        ):
             if self._opened_at is None:
                 instruments().llm_breaker_opened.add(1, {"provider": self.name})
                 logger.warning("%s circuit opened after %d consecutive failures", self.name, self._failures)
             self._opened_at = self._clock()
-        self._trial_running = False
+        self._trial_started = None

@@ -40,7 +40,10 @@ def _retry_messages(messages: list[Message], text: str, reason: str) -> list[Mes
     return [
         *messages,
         {"role": "assistant", "content": text[:_ECHO_CHARS]},
-        {"role": "user", "content": f"That answer is invalid ({reason}). Reply with the corrected JSON object only."},
+        {
+            "role": "user",
+            "content": f"That answer is invalid ({reason}). Reply with the corrected JSON object only.",
+        },
     ]
 
 
@@ -65,7 +68,11 @@ class LiveCaller:
         self._sleep = sleep
 
     async def call(
-        self, template: PromptTemplate[Any, Any], inputs: BaseModel, messages: list[Message], params: ChatParams
+        self,
+        template: PromptTemplate[Any, Any],
+        inputs: BaseModel,
+        messages: list[Message],
+        params: ChatParams,
     ) -> Attempts:
         """Try until the output validates, retries run out, the breaker opens or the request is refused."""
         result = Attempts()

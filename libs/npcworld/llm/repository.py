@@ -90,9 +90,24 @@ class BudgetUsage:
 
 def _params(r: CallRecord) -> tuple[Any, ...]:
     return (
-        r.tenant_id, r.world_id, r.npc_id, r.prompt_kind, r.template_version, r.request_hash, r.model,
-        r.provider, Jsonb(r.parameters), Jsonb(r.request), None if r.response is None else Jsonb(r.response),
-        r.response_text, r.tokens_in, r.tokens_out, r.latency_ms, r.attempts, r.outcome, r.error,
+        r.tenant_id,
+        r.world_id,
+        r.npc_id,
+        r.prompt_kind,
+        r.template_version,
+        r.request_hash,
+        r.model,
+        r.provider,
+        Jsonb(r.parameters),
+        Jsonb(r.request),
+        None if r.response is None else Jsonb(r.response),
+        r.response_text,
+        r.tokens_in,
+        r.tokens_out,
+        r.latency_ms,
+        r.attempts,
+        r.outcome,
+        r.error,
     )
 
 
@@ -112,7 +127,8 @@ class LLMCallRepository:
             tokens = record.tokens_in + record.tokens_out
             if tokens:
                 await conn.execute(
-                    _CHARGE, (record.tenant_id, _TENANT_ROW, tokens, record.tenant_id, record.world_id, tokens)
+                    _CHARGE,
+                    (record.tenant_id, _TENANT_ROW, tokens, record.tenant_id, record.world_id, tokens),
                 )
             assert row is not None
             return int(row[0])
@@ -172,7 +188,9 @@ class LLMCallRepository:
         """Zero the used tokens of a tenant (all its rows) or of one world, e.g. at a billing period."""
         async with self._pool.connection() as conn, conn.transaction():
             if world_id is None:
-                await conn.execute("UPDATE llm_budgets SET used_tokens = 0 WHERE tenant_id = %s", (tenant_id,))
+                await conn.execute(
+                    "UPDATE llm_budgets SET used_tokens = 0 WHERE tenant_id = %s", (tenant_id,)
+                )
             else:
                 await conn.execute(
                     "UPDATE llm_budgets SET used_tokens = 0 WHERE tenant_id = %s AND world_id = %s",
@@ -182,6 +200,7 @@ class LLMCallRepository:
 
     async def _clear_fallback(self, conn: Any, tenant_id: str, world_id: str | None) -> None:
         await conn.execute(
-            "UPDATE llm_budgets SET fallback_since = NULL WHERE tenant_id = %s AND (%s::text IS NULL OR world_id = %s)",
+            "UPDATE llm_budgets SET fallback_since = NULL"
+            " WHERE tenant_id = %s AND (%s::text IS NULL OR world_id = %s)",
             (tenant_id, world_id, world_id),
         )

@@ -64,4 +64,6 @@ def prepare(
         raise ValidationError(f"{template.key} inputs: {first['msg']}", field=field) from exc
     messages = template.render(validated)
     params = dict(parameters)
-    return PreparedCall(template, validated, messages, params, model, request_hash(template.key, model, params, messages))
+    return PreparedCall(
+        template, validated, messages, params, model, request_hash(template.key, model, params, messages)
+    )

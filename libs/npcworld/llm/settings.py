@@ -16,12 +16,18 @@ __all__ = ["LLMSettings", "load_llm_settings"]
 class LLMSettings(BaseSettings):
     """Which provider answers prompts, and how hard to try. Unset OpenAI variables = offline provider."""
 
-    model_config = SettingsConfigDict(env_prefix="", extra="ignore", case_sensitive=False)
+    # Empty variables (docker-compose passes `${OPENAI_BASE_URL:-}`) count as unset.
+    model_config = SettingsConfigDict(
+        env_prefix="", extra="ignore", case_sensitive=False, env_ignore_empty=True
+    )
 
-    openai_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint (vLLM, Ollama...)")
+    openai_base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint (vLLM, Ollama...)"
+    )
     openai_api_key: str | None = Field(default=None, description="API key; local servers accept any value")
     llm_provider: Literal["auto", "openai", "offline"] = Field(
-        default="auto", description="auto = openai when OPENAI_BASE_URL or OPENAI_API_KEY is set, else offline"
+        default="auto",
+        description="auto = openai when OPENAI_BASE_URL or OPENAI_API_KEY is set, else offline",
     )
     llm_model: str = Field(default="gpt-4o-mini", min_length=1, description="model name sent to the provider")
     llm_mode: Literal["live", "replay"] = Field(default="live", description="replay answers from recordings")
@@ -33,14 +39,20 @@ class LLMSettings(BaseSettings):
     llm_timeout_s: float = Field(default=60.0, gt=0, description="per-request timeout")
     llm_backoff_base_s: float = Field(default=0.5, ge=0, description="first retry delay, doubled each retry")
     llm_backoff_max_s: float = Field(default=30.0, ge=0, description="longest delay, Retry-After included")
-    llm_breaker_failures: int = Field(default=5, ge=1, description="consecutive failures that open the breaker")
+    llm_breaker_failures: int = Field(
+        default=5, ge=1, description="consecutive failures that open the breaker"
+    )
     llm_breaker_reset_s: float = Field(default=30.0, gt=0, description="how long the breaker stays open")
     llm_outage_policy: Literal["fallback", "fail"] = Field(
         default="fallback", description="provider down: answer offline (fallback) or raise a transient error"
     )
     llm_max_concurrency: int = Field(default=16, ge=1, description="provider calls in flight per process")
-    llm_tenant_token_budget: int | None = Field(default=None, ge=1, description="tokens per tenant; unset = none")
-    llm_world_token_budget: int | None = Field(default=None, ge=1, description="tokens per world; unset = none")
+    llm_tenant_token_budget: int | None = Field(
+        default=None, ge=1, description="tokens per tenant; unset = none"
+    )
+    llm_world_token_budget: int | None = Field(
+        default=None, ge=1, description="tokens per world; unset = none"
+    )
 
     @property
     def provider(self) -> Literal["openai", "offline"]:

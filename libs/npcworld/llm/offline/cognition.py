@@ -39,4 +39,5 @@ class OfflineCognition:
         if rule is None:
             raise LLMRequestError(f"the offline provider cannot answer {template.key}")
         value = rule(inputs)
-        return template.validate_output(inputs, value.model_dump())
+        checked: BaseModel = template.validate_output(inputs, value.model_dump())
+        return checked

@@ -11,6 +11,7 @@ __all__ = ["IMPORTANCE_LEXICON", "UNMATCHED_SCORE", "UNMATCHED_WITH_PERSON_SCORE
 UNMATCHED_SCORE = 2
 UNMATCHED_WITH_PERSON_SCORE = 3
 
+# fmt: off
 _LEVELS: dict[int, tuple[str, ...]] = {
     10: (
         "broke up", "break up", "breaks up", "breaking up", "breakup", "divorce*", "died", "dies", "death",
@@ -53,6 +54,7 @@ _LEVELS: dict[int, tuple[str, ...]] = {
         "yawn*",
     ),
 }
+# fmt: on
 
 IMPORTANCE_LEXICON: tuple[tuple[tuple[str, ...], int], ...] = tuple(
     (tuple(pattern.split()), level) for level, patterns in _LEVELS.items() for pattern in patterns

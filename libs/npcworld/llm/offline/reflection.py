@@ -58,7 +58,8 @@ def _insight(term: Term, inputs: ReflectionInsightsInput) -> Insight:
     if count == 1:
         text = f'{inputs.npc_name} remembers {term.label}: "{_quote(top)}"'
     else:
-        text = f'{term.label} comes up in {count} of {inputs.npc_name}\'s memories, most notably: "{_quote(top)}"'
+        where = f"{count} of {inputs.npc_name}'s memories"
+        text = f'{term.label} comes up in {where}, most notably: "{_quote(top)}"'
     return Insight(text=_clip(text, 500), evidence=tuple(i + 1 for i in sorted(ranked)))
 
 

@@ -10,25 +10,27 @@ __all__ = ["content_terms", "entities", "matches", "words"]
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _CAPITALISED_RUN = re.compile(r"[A-Z][a-zA-Z]+(?:'s)?(?:\s+[A-Z][a-zA-Z]+(?:'s)?)*")
 # Function words plus the generic verbs observations are made of: they recur but say nothing.
-_STOP = frozenset(
-    """a about above after again against all also am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further had has
-    have having he her here hers herself him himself his how i if in into is it its itself just me more
-    most my myself no nor not now of off on once only or other our ours out over own same she should so
-    some such than that the their theirs them then there these they this those through to too under until
-    up very was we were what when where which while who whom why will with would you your yours today
-    tonight tomorrow yesterday morning afternoon evening night currently still around really something
-    someone thing things going getting got get goes went come comes coming came make makes making made take
-    takes taking took think thinks thinking thought feel feels feeling felt want wants wanted say says said
-    tell tells told know knows knew see sees saw look looks looking seem seems keep keeps kept being
-    doing done time times day days minute minutes hour hours while whether about another others every
-    just like likes liked need needs needed talking chatting walking sitting standing waiting using""".split()
-)
+_STOP_WORDS = """
+a about above after again against all also am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further had has
+have having he her here hers herself him himself his how i if in into is it its itself just me more
+most my myself no nor not now of off on once only or other our ours out over own same she should so
+some such than that the their theirs them then there these they this those through to too under
+until up very was we were what when where which while who whom why will with would you your yours
+today tonight tomorrow yesterday morning afternoon evening night currently still around really
+something someone thing things going getting got get goes went come comes coming came make makes
+making made take takes taking took think thinks thinking thought feel feels feeling felt want wants
+wanted say says said tell tells told know knows knew see sees saw look looks looking seem seems keep
+keeps kept being doing done time times day days minute minutes hour hours while whether about
+another others every just like likes liked need needs needed talking chatting walking sitting
+standing waiting using
+"""
+_STOP = frozenset(_STOP_WORDS.split())
 
 
 def words(text: str) -> list[str]:
     """Lower-case words of ``text`` (apostrophes inside words kept, possessive 's dropped)."""
-    return [w.removesuffix("'s") for w in _WORD.findall(text.lower().replace("’", "'"))]
+    return [w.removesuffix("'s") for w in _WORD.findall(text.lower().replace("\u2019", "'"))]
 
 
 def matches(pattern: tuple[str, ...], tokens: list[str]) -> bool:
@@ -48,8 +50,11 @@ def entities(text: str, exclude: Iterable[str] = ()) -> list[str]:
     """Names (runs of capitalised words) in ``text``, leading function words and ``exclude`` removed."""
     excluded = {e.lower() for e in exclude}
     found: list[str] = []
-    for run in _CAPITALISED_RUN.findall(text.replace("’", "'")):
-        parts = [p.removesuffix("'s") for p in run.split()]
+    for run in _CAPITALISED_RUN.findall(text.replace("\u2019", "'")):
+        parts = run.split()
+        parts[-1] = parts[-1].removesuffix(
+            "'s"
+        )  # "Klaus Mueller's" -> "Klaus Mueller"; "Valentine's Day" stays
         while parts and parts[0].lower() in _STOP:
             parts.pop(0)
         name = " ".join(parts)

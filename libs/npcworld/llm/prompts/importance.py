@@ -17,7 +17,9 @@ class ImportanceInput(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     npc_name: str = Field(min_length=1, max_length=200)
-    memories: tuple[Annotated[str, Field(min_length=1, max_length=4000)], ...] = Field(min_length=1, max_length=50)
+    memories: tuple[Annotated[str, Field(min_length=1, max_length=4000)], ...] = Field(
+        min_length=1, max_length=50
+    )
 
 
 class ImportanceOutput(BaseModel):
