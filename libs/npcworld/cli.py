@@ -18,7 +18,8 @@ from npcworld.errors import NpcworldError
 
 __all__ = ["SERVICES", "main"]
 
-SERVICES = ("world_state", "perception", "memory", "reflection", "planning", "dialogue")
+# Services whose read model `npcworld replay` can rebuild: every package with a handlers module.
+SERVICES = tuple(sorted(p.parent.name for p in Path(__file__).resolve().parents[2].glob("services/*/handlers.py")))
 
 
 def _home(ctx: click.Context) -> Path:
