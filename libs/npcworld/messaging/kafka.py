@@ -38,6 +38,8 @@ def make_consumer(bootstrap: str, group_id: str, topics: list[str], *, max_recor
         enable_auto_commit=False,
         auto_offset_reset="earliest",
         max_poll_records=max_records,
+        # The broker may not answer a waiting fetch early when data arrives; keep the wait short.
+        fetch_max_wait_ms=10,
         session_timeout_ms=10000,
         heartbeat_interval_ms=1000,
     )

@@ -84,10 +84,11 @@ class ConsumerLoop(Generic[D]):
         try:
             while not stop.is_set():
                 batches = await consumer.getmany(timeout_ms=200, max_records=self.max_records)
-                for tp, records in batches.items():
-                    await self._process_batch(records, dead)
-                    await consumer.commit({tp: records[-1].offset + 1})
-                    self._positions[tp] = records[-1].offset + 1
+                if batches:
+                    await self._process_batch([r for rs in batches.values() for r in rs], dead)
+                    offsets = {tp: rs[-1].offset + 1 for tp, rs in batches.items()}
+                    await consumer.commit(offsets)
+                    self._positions.update(offsets)
                 self._report_lag(consumer)
         finally:
             await consumer.stop()
@@ -95,21 +96,62 @@ class ConsumerLoop(Generic[D]):
             logger.info("consumer %s stopped", self.name)
 
     async def _process_batch(self, records: list[Record], dead: DeadLetterer) -> None:
+        """One transaction for the whole poll; the careful per-event path only when something fails."""
         attempt = 0
         while True:
             try:
-                async with self.pool.connection() as conn, conn.transaction():
-                    for record in records:
-                        await self._process_one(conn, record, dead)
+                async with self.pool.connection() as conn:
+                    try:
+                        async with conn.transaction():
+                            await self._fast_path(conn, records)
+                    except TRANSIENT_ERRORS:
+                        raise
+                    except Exception:
+                        # Something in the batch is poison or a handler failed: redo the batch with a
+                        # savepoint per event so only the culprit is retried and dead-lettered.
+                        async with conn.transaction():
+                            for record in records:
+                                await self._process_one(conn, record, dead)
                 return
             except TRANSIENT_ERRORS as exc:
                 attempt += 1
                 instruments().retries.add(1, {"consumer": self.name, "kind": "transient"})
-                logger.warning(
-                    "%s: transient failure on %s/%s (attempt %d), retrying batch: %r",
-                    self.name, records[0].topic, records[0].partition, attempt, exc,
-                )
+                logger.warning("%s: transient failure (attempt %d), retrying batch of %d: %r",
+                               self.name, attempt, len(records), exc)
                 await self.policy.sleep(attempt)
+
+    async def _fast_path(self, conn: AsyncConnection[Any], records: list[Record]) -> None:
+        """Decode all, claim all event ids in one statement, then apply the new ones in order."""
+        relevant = [(r, e) for r in records
+                    if (e := decode_envelope(r.value or b"")).type in self.handlers or e.type in self.appliers]
+        if not relevant:
+            return
+        cur = await conn.execute(
+            "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])"
+            " ON CONFLICT DO NOTHING RETURNING event_id",
+            (self.name, list(dict.fromkeys(e.event_id for _, e in relevant))),
+        )
+        fresh = {row[0] for row in await cur.fetchall()}
+        for record, envelope in relevant:
+            labels = {"consumer": self.name, "event_type": envelope.type}
+            if envelope.event_id not in fresh:
+                instruments().events_skipped.add(1, labels)
+                continue
+            fresh.discard(envelope.event_id)
+            started = time.perf_counter()
+            with self._span(record, envelope):
+                await self._apply(conn, envelope)
+            instruments().events_handled.add(1, labels)
+            instruments().handler_duration.record(time.perf_counter() - started, labels)
+
+    def _span(self, record: Record, envelope: Envelope) -> Any:
+        attrs = {"messaging.system": "kafka", "messaging.destination.name": record.topic,
+                 "npcworld.event_type": envelope.type, "npcworld.event_id": str(envelope.event_id),
+                 "npcworld.world_id": envelope.world_id, "npcworld.npc_id": envelope.npc_id or ""}
+        return tracer().start_as_current_span(
+            f"{self.name} {envelope.type}", context=context_from_headers(record.headers),
+            kind=SpanKind.CONSUMER, attributes=attrs,
+        )
 
     async def _process_one(self, conn: AsyncConnection[Any], record: Record, dead: DeadLetterer) -> None:
         try:
@@ -120,13 +162,7 @@ class ConsumerLoop(Generic[D]):
             return
         if envelope.type not in self.handlers and envelope.type not in self.appliers:
             return
-        attrs = {"messaging.system": "kafka", "messaging.destination.name": record.topic,
-                 "npcworld.event_type": envelope.type, "npcworld.event_id": str(envelope.event_id),
-                 "npcworld.world_id": envelope.world_id, "npcworld.npc_id": envelope.npc_id or ""}
-        with tracer().start_as_current_span(
-            f"{self.name} {envelope.type}", context=context_from_headers(record.headers),
-            kind=SpanKind.CONSUMER, attributes=attrs,
-        ):
+        with self._span(record, envelope):
             await self._handle(conn, record, envelope, dead)
 
     async def _apply(self, conn: AsyncConnection[Any], envelope: Envelope) -> None:

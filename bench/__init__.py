@@ -1,0 +1,1 @@
+"""Benchmarks: run as scripts (``python -m bench.<name>``), never collected as tests."""
