@@ -57,7 +57,9 @@ async def append_observations(conn: AsyncConnection, world_id: str, texts: list[
     async with conn.transaction():
         uow = UnitOfWork(conn, store)
         for npc_id, text in texts:
-            await uow.append(f"perception-{world_id}-{npc_id}", [observation(world_id, npc_id, text)])
+            event = uow.new_event(ObservationMade(description=text), tenant_id="tenant-a", world_id=world_id,
+                                  npc_id=npc_id, world_time=datetime(2023, 2, 13, 8, 0, tzinfo=UTC))
+            await uow.append(f"perception-{world_id}-{npc_id}", [event])
 
 
 async def prepare(database_url: str) -> None:
