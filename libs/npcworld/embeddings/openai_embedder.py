@@ -23,8 +23,16 @@ class OpenAIEmbedder:
     a model swap behind the same name cannot silently change the space.
     """
 
-    def __init__(self, *, model: str, dimensions: int, base_url: str | None = None, api_key: str | None = None,
-                 client: openai.AsyncOpenAI | None = None, send_dimensions: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        model: str,
+        dimensions: int,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        client: openai.AsyncOpenAI | None = None,
+        send_dimensions: bool = False,
+    ) -> None:
         self._model = model
         self._dimensions = dimensions
         self._send_dimensions = send_dimensions
@@ -50,10 +58,17 @@ class OpenAIEmbedder:
         extra = {"dimensions": self._dimensions} if self._send_dimensions else {}
         try:
             response = await self._client.embeddings.create(
-                model=self._model, input=batch, encoding_format="float", **extra  # type: ignore[arg-type]
+                model=self._model,
+                input=batch,
+                encoding_format="float",
+                **extra,  # type: ignore[arg-type]
             )
-        except (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError,
-                openai.InternalServerError) as exc:
+        except (
+            openai.APIConnectionError,
+            openai.APITimeoutError,
+            openai.RateLimitError,
+            openai.InternalServerError,
+        ) as exc:
             raise TransientError(f"embeddings endpoint unavailable: {exc}") from exc
         except openai.APIError as exc:
             raise PermanentError(f"embeddings request rejected: {exc}") from exc

@@ -65,4 +65,3 @@ def check_space(stored: EmbeddingSpace | None, configured: EmbeddingSpace, scope
     """Raise EmbeddingSpaceMismatchError unless ``stored`` is empty (None) or equal to ``configured``."""
     if stored is not None and stored != configured:
         raise EmbeddingSpaceMismatchError(stored, configured, scope)
-

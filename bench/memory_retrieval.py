@@ -1,0 +1,280 @@
+"""Memory benchmark: retrieval p50/p95 at 1k/10k/100k memories per NPC, with ~1M rows in all, and ingestion.
+
+Run: python bench/memory_retrieval.py [--sizes 1000,10000,100000] [--total 1000000] [--queries 200]
+Synthetic streams (clustered 384-dim unit vectors, importance 1-10, accesses over 30 world days) are bulk
+loaded with COPY and the HNSW index is built afterwards; ingestion runs the real handler with the local model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+from pgvector.psycopg import register_vector
+
+from npcworld.contracts import Envelope, ObservationMade
+from npcworld.db import apply_migrations
+from npcworld.embedded.postgres import start_postgres, stop_postgres
+from npcworld.embeddings import LOCAL_MODEL_ID, LocalMiniLMEmbedder
+from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.ids import uuid7
+from services.memory.deps import MemoryDeps
+from services.memory.domain import ImportanceRatings, NpcRef, RatingContext, RetrievalWeights
+from services.memory.handlers import on_observation_made
+from services.memory.repository import MemoryRepository
+from services.memory.retrieval import rank
+from services.memory.settings import MemorySettings
+
+_START = (
+    "import sys, pathlib; from npcworld.embedded.postgres import start_postgres as s; "
+    "print(s(pathlib.Path(sys.argv[1])))"
+)
+T0 = datetime(2023, 2, 1, tzinfo=UTC)
+NOW = T0 + timedelta(days=31)
+DIMS = 384
+_HNSW = (
+    "CREATE INDEX memories_embedding_384_hnsw ON memories USING hnsw ((embedding::vector(384)) "
+    "vector_cosine_ops) WHERE embedding_dims = 384"
+)
+
+
+class ConstantRater:
+    """Importance without an LLM, so ingestion measures embedding and storage only."""
+
+    async def rate(self, descriptions: Any, context: RatingContext) -> ImportanceRatings:
+        return ImportanceRatings(tuple(3 for _ in descriptions), "constant")
+
+
+def synthetic(rng: np.random.Generator, n: int) -> npt.NDArray[np.float32]:
+    centres = rng.normal(size=(max(n // 100, 1), DIMS))
+    vectors = centres[rng.integers(0, len(centres), n)] + 0.7 * rng.normal(size=(n, DIMS))
+    unit: npt.NDArray[np.float32] = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    return unit.astype(np.float32)
+
+
+def load_npc(
+    conn: psycopg.Connection[Any], n: int, rng: np.random.Generator
+) -> tuple[NpcRef, npt.NDArray[Any]]:
+    npc = NpcRef("bench", "world", f"npc-{uuid.uuid4().hex[:8]}")
+    key = conn.execute(
+        "INSERT INTO memory_npcs (tenant_id, world_id, npc_id, embedding_model, embedding_dims, memory_count)"
+        " "
+        "VALUES (%s, %s, %s, %s, %s, %s) RETURNING npc_key",
+        (npc.tenant_id, npc.world_id, npc.npc_id, LOCAL_MODEL_ID, DIMS, n),
+    ).fetchone()[0]  # type: ignore[index]
+    vectors = synthetic(rng, n)
+    ids = [uuid7() for _ in range(n)]  # time-ordered, like the service's ids
+    importance = rng.integers(1, 11, n)
+    accessed = [T0 + timedelta(minutes=int(m)) for m in rng.integers(0, 30 * 24 * 60, n)]
+    with conn.cursor().copy(
+        "COPY memories (memory_id, npc_key, tenant_id, world_id, npc_id, kind, description, importance,"
+        " created_at,"
+        " embedding_model, embedding_dims, embedding, source_event_id) FROM STDIN WITH (FORMAT BINARY)"
+    ) as copy:
+        copy.set_types(
+            [
+                "uuid",
+                "int8",
+                "text",
+                "text",
+                "text",
+                "text",
+                "text",
+                "int2",
+                "timestamptz",
+                "text",
+                "int4",
+                "vector",
+                "uuid",
+            ]
+        )
+        source = uuid.uuid4()
+        for i in range(n):
+            copy.write_row(
+                (
+                    ids[i],
+                    key,
+                    npc.tenant_id,
+                    npc.world_id,
+                    npc.npc_id,
+                    "observation",
+                    f"memory {i}",
+                    int(importance[i]),
+                    accessed[i],
+                    LOCAL_MODEL_ID,
+                    DIMS,
+                    vectors[i],
+                    source,
+                )
+            )
+    with conn.cursor().copy(
+        "COPY memory_access (memory_id, npc_key, importance, last_accessed_at) FROM STDIN "
+        "WITH (FORMAT BINARY)"
+    ) as copy:
+        copy.set_types(["uuid", "int8", "int2", "timestamptz"])
+        for i in range(n):
+            copy.write_row((ids[i], key, int(importance[i]), accessed[i]))
+    return npc, vectors
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def measure(
+    url: str,
+    npc: NpcRef,
+    vectors: npt.NDArray[np.float32],
+    args: argparse.Namespace,
+    settings: MemorySettings,
+) -> dict[str, float]:
+    """Latency of ranking (query vector given) after a warm-up, then recall@10 against exact scoring."""
+    rng = np.random.default_rng(7)
+    deps = MemoryDeps(embedder=LocalMiniLMEmbedder(), rater=ConstantRater(), settings=settings)
+    exact = replace(deps, settings=settings.model_copy(update={"exact_scan_max": 10**9}))
+    times, recalls = [], []
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        stream = await MemoryRepository().get_npc(conn, npc)
+        assert stream is not None
+        for i in range(args.warmup + args.queries + 30):
+            noise = 0.5 * rng.normal(size=DIMS).astype(np.float32) / DIMS**0.5
+            q = vectors[rng.integers(0, len(vectors))] + noise
+            q = (q / np.linalg.norm(q)).astype(np.float32)
+            async with conn.transaction():
+                started = time.perf_counter()
+                got = await rank(conn, deps, stream, q, now=NOW, weights=RetrievalWeights(), k=10)
+                if args.warmup <= i < args.warmup + args.queries:
+                    times.append((time.perf_counter() - started) * 1000)
+                elif i >= args.warmup + args.queries and stream.memory_count > settings.exact_scan_max:
+                    want = await rank(conn, exact, stream, q, now=NOW, weights=RetrievalWeights(), k=10)
+                    recalls.append(len({s.memory_id for s in got} & {s.memory_id for s in want}) / len(want))
+    return {
+        "p50": statistics.median(times),
+        "p95": percentile(times, 0.95),
+        "recall": statistics.mean(recalls) if recalls else 1.0,
+    }
+
+
+async def ingest(url: str, count: int) -> tuple[float, float]:
+    """Observations through the real handler (local embeddings, one per event) and batched embedding alone."""
+    embedder = LocalMiniLMEmbedder()
+    deps = MemoryDeps(embedder=embedder, rater=ConstantRater())
+    texts = [
+        f"Isabella Rodriguez is arranging chairs number {i} for the Valentine's Day party"
+        for i in range(count)
+    ]
+    await embedder.embed(texts[:2])
+    started = time.perf_counter()
+    await embedder.embed(texts)
+    batched = count / (time.perf_counter() - started)
+    started = time.perf_counter()
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        for i, text in enumerate(texts):
+            event = Envelope.new(
+                ObservationMade(description=text, subject=f"chair {i}"),
+                tenant_id="bench",
+                world_id="ingest",
+                npc_id="isabella",
+                world_time=T0 + timedelta(seconds=10 * i),
+            )
+            async with conn.transaction():
+                await on_observation_made(event, UnitOfWork(conn, EventStore(), cause=event), deps)
+    return count / (time.perf_counter() - started), batched
+
+
+def build_index(url: str) -> float:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET maintenance_work_mem = '3GB'")
+        started = time.perf_counter()
+        conn.execute(_HNSW)
+        seconds = time.perf_counter() - started
+        conn.execute("VACUUM ANALYZE memories")
+        conn.execute("VACUUM ANALYZE memory_access")
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--database-url", help="an existing empty database (default: embedded Postgres)")
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument(
+        "--total", type=int, default=1_000_000, help="rows across NPCs for the last run (0: skip)"
+    )
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--ingest", type=int, default=300)
+    parser.add_argument("--shared-buffers", default="8GB", help="for the embedded server")
+    parser.add_argument("--warmup", type=int, default=50, help="queries per NPC before measuring")
+    args = parser.parse_args()
+    pgdata = Path(tempfile.mkdtemp(prefix="npcworld-bench-")) / "pgdata"
+    url = args.database_url or start_postgres(pgdata)
+    if not args.database_url:
+        # The embedded server starts with PostgreSQL's 128 MB default; give it what production would have.
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"ALTER SYSTEM SET shared_buffers = '{args.shared_buffers}'")
+        stop_postgres(pgdata)
+        # A fresh process: the pgserver wheel caches a stopped server per data dir in this one.
+        url = subprocess.run(
+            [sys.executable, "-c", _START, str(pgdata)], check=True, capture_output=True, text=True
+        ).stdout.strip()
+    try:
+        run(url, args)
+    finally:
+        if not args.database_url:
+            stop_postgres(pgdata)
+
+
+def run(url: str, args: argparse.Namespace) -> None:
+    apply_migrations(url)
+    settings = MemorySettings()
+    rng = np.random.default_rng(1)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    with psycopg.connect(url, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("DROP INDEX memories_embedding_384_hnsw")
+        streams = [(n, *load_npc(conn, n, rng)) for n in sizes]
+    print(f"loaded {sum(sizes)} memories; HNSW build {build_index(url):.1f} s")
+    for n, npc, vectors in streams:
+        r = asyncio.run(measure(url, npc, vectors, args, settings))
+        print(
+            f"one NPC, {n:>7} memories: p50 {r['p50']:6.2f} ms  p95 {r['p95']:6.2f} ms  "
+            f"recall@10 {r['recall']:.3f}"
+        )
+    if args.total:
+        with psycopg.connect(url, autocommit=True) as conn:
+            register_vector(conn)
+            conn.execute("DROP INDEX memories_embedding_384_hnsw")
+            loaded = sum(sizes)
+            while loaded < args.total:
+                load_npc(conn, min(10_000, args.total - loaded), rng)
+                loaded += min(10_000, args.total - loaded)
+        print(f"table now {loaded} memories across NPCs; HNSW build {build_index(url):.1f} s")
+        for n, npc, vectors in streams:
+            r = asyncio.run(measure(url, npc, vectors, args, settings))
+            print(
+                f"{loaded} rows, NPC with {n:>7}: p50 {r['p50']:6.2f} ms  p95 {r['p95']:6.2f} ms  "
+                f"recall@10 {r['recall']:.3f}"
+            )
+    if args.ingest:
+        handled, batched = asyncio.run(ingest(url, args.ingest))
+        print(
+            f"ingestion: {handled:.0f} observations/s through the handler (one event per transaction, "
+            f"local embeddings); embedding alone, batched: {batched:.0f} texts/s"
+        )
+
+
+if __name__ == "__main__":
+    main()

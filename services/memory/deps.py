@@ -1,0 +1,22 @@
+"""What the memory handlers and retrieval need, built once by the entrypoint and passed down."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from npcworld.embeddings import Embedder
+from services.memory.domain import ImportanceRater
+from services.memory.repository import MemoryRepository
+from services.memory.settings import MemorySettings
+
+__all__ = ["MemoryDeps"]
+
+
+@dataclass(frozen=True)
+class MemoryDeps:
+    """The memory service's ports and settings."""
+
+    embedder: Embedder
+    rater: ImportanceRater
+    repository: MemoryRepository = field(default_factory=MemoryRepository)
+    settings: MemorySettings = field(default_factory=MemorySettings)

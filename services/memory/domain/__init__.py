@@ -1,0 +1,52 @@
+"""Pure memory-stream logic: the memory object, retrieval scoring, duplicate suppression and seeds."""
+
+from services.memory.domain.importance import (
+    ImportanceRater,
+    ImportanceRatings,
+    RatingContext,
+    clamp_importance,
+)
+from services.memory.domain.memory import Memory, MemoryDraft, NpcRef, NpcStream, memory_stream_id
+from services.memory.domain.observations import PreviousObservation, is_duplicate, state_key
+from services.memory.domain.reference import cosine, reference_top_k, stream_stats
+from services.memory.domain.scoring import (
+    Candidate,
+    RetrievalWeights,
+    ScoredMemory,
+    StreamStats,
+    best_by_prior,
+    prior,
+    recency,
+    relevance_bound,
+    score_candidates,
+)
+from services.memory.domain.seeds import persona_summary, split_seed
+
+__all__ = [
+    "Candidate",
+    "ImportanceRater",
+    "ImportanceRatings",
+    "Memory",
+    "MemoryDraft",
+    "NpcRef",
+    "NpcStream",
+    "PreviousObservation",
+    "RatingContext",
+    "RetrievalWeights",
+    "ScoredMemory",
+    "StreamStats",
+    "best_by_prior",
+    "clamp_importance",
+    "cosine",
+    "is_duplicate",
+    "memory_stream_id",
+    "persona_summary",
+    "prior",
+    "recency",
+    "reference_top_k",
+    "relevance_bound",
+    "score_candidates",
+    "split_seed",
+    "state_key",
+    "stream_stats",
+]

@@ -1,0 +1,71 @@
+"""The memory object of DESIGN.md "The agent model": description, kind, times, importance 1-10, evidence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from npcworld.contracts import MemoryKind
+
+__all__ = ["Memory", "MemoryDraft", "NpcRef", "NpcStream", "memory_stream_id"]
+
+
+@dataclass(frozen=True)
+class NpcRef:
+    """Which NPC a memory stream belongs to; every lookup is scoped by all three ids."""
+
+    tenant_id: str
+    world_id: str
+    npc_id: str
+
+
+@dataclass(frozen=True)
+class NpcStream:
+    """An NPC's memory stream as the memory service knows it.
+
+    ``embedding_model``/``embedding_dims`` name the space every vector of the stream lives in
+    (None until the first memory fixes it).
+    """
+
+    key: int
+    npc: NpcRef
+    name: str | None
+    persona: str
+    embedding_model: str | None
+    embedding_dims: int | None
+    memory_count: int
+
+
+@dataclass(frozen=True)
+class MemoryDraft:
+    """A memory about to be recorded: importance and embedding are not known yet."""
+
+    kind: MemoryKind
+    description: str
+    created_at: datetime
+    location: str | None = None
+    subject: str | None = None
+    evidence: tuple[str, ...] = ()
+    depth: int = 0
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A recorded memory. ``last_accessed_at`` starts at ``created_at`` and moves forward on retrieval."""
+
+    memory_id: str
+    npc: NpcRef
+    kind: MemoryKind
+    description: str
+    importance: int
+    created_at: datetime
+    last_accessed_at: datetime
+    location: str | None = None
+    subject: str | None = None
+    evidence: tuple[str, ...] = field(default=())
+    depth: int = 0
+
+
+def memory_stream_id(npc: NpcRef) -> str:
+    """The event-store stream holding one NPC's MemoryRecorded and MemoriesAccessed events."""
+    return f"memory:{npc.tenant_id}:{npc.world_id}:{npc.npc_id}"

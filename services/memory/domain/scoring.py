@@ -1,0 +1,148 @@
+"""Retrieval scoring (DESIGN.md "The agent model"): a_rec*recency + a_imp*importance + a_rel*relevance.
+
+Recency decays by 0.995 per world hour since last access; relevance is cosine similarity; each
+component is min-max normalised to [0, 1] over the NPC's whole stream (a constant component scores 0.5,
+as the paper's code does); weights default to 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+__all__ = [
+    "RECENCY_DECAY_PER_HOUR",
+    "Candidate",
+    "RetrievalWeights",
+    "ScoredMemory",
+    "StreamStats",
+    "best_by_prior",
+    "prior",
+    "recency",
+    "relevance_bound",
+    "score_candidates",
+]
+
+RECENCY_DECAY_PER_HOUR = 0.995
+
+
+@dataclass(frozen=True)
+class RetrievalWeights:
+    """The a_rec, a_imp and a_rel weights; the paper uses 1 for each."""
+
+    recency: float = 1.0
+    importance: float = 1.0
+    relevance: float = 1.0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What scoring needs from one memory: its importance, last access and cosine to the query."""
+
+    memory_id: str
+    importance: int
+    last_accessed_at: datetime
+    relevance: float
+
+
+@dataclass(frozen=True)
+class StreamStats:
+    """Minimum and maximum of each raw component over the NPC's whole stream."""
+
+    importance_min: float
+    importance_max: float
+    accessed_min: datetime
+    accessed_max: datetime
+    relevance_min: float
+    relevance_max: float
+
+
+@dataclass(frozen=True)
+class ScoredMemory:
+    """One retrieved memory with its normalised components (for debugging) and weighted score."""
+
+    memory_id: str
+    score: float
+    recency: float
+    importance: float
+    relevance: float
+
+
+def recency(now: datetime, last_accessed_at: datetime) -> float:
+    """0.995 ** world hours since last access; an access after ``now`` counts as zero hours."""
+    hours = max((now - last_accessed_at).total_seconds() / 3600.0, 0.0)
+    return float(RECENCY_DECAY_PER_HOUR**hours)
+
+
+def _normalise(value: float, low: float, high: float) -> float:
+    if not high > low:
+        return 0.5
+    return min(max((value - low) / (high - low), 0.0), 1.0)
+
+
+def _components(c: Candidate, stats: StreamStats, now: datetime) -> tuple[float, float, float]:
+    rec = _normalise(
+        recency(now, c.last_accessed_at), recency(now, stats.accessed_min), recency(now, stats.accessed_max)
+    )
+    imp = _normalise(float(c.importance), stats.importance_min, stats.importance_max)
+    rel = _normalise(c.relevance, stats.relevance_min, stats.relevance_max)
+    return rec, imp, rel
+
+
+def score_candidates(
+    candidates: Iterable[Candidate], stats: StreamStats, now: datetime, weights: RetrievalWeights, k: int
+) -> list[ScoredMemory]:
+    """Score candidates against stream-wide ``stats`` and return the best ``k``.
+
+    Ties break on memory id, so every implementation orders equal scores the same way.
+    """
+    scored = []
+    for c in candidates:
+        rec, imp, rel = _components(c, stats, now)
+        score = weights.recency * rec + weights.importance * imp + weights.relevance * rel
+        scored.append(ScoredMemory(c.memory_id, score, rec, imp, rel))
+    scored.sort(key=lambda s: (-s.score, s.memory_id))
+    return scored[:k]
+
+
+def prior(
+    importance: int, last_accessed_at: datetime, stats: StreamStats, now: datetime, weights: RetrievalWeights
+) -> float:
+    """The query-independent part of the score: weighted normalised importance plus recency."""
+    rec, imp, _ = _components(Candidate("", importance, last_accessed_at, 0.0), stats, now)
+    return weights.importance * imp + weights.recency * rec
+
+
+def best_by_prior(
+    levels: Mapping[int, Sequence[tuple[str, datetime]]],
+    size: int,
+    stats: StreamStats,
+    now: datetime,
+    weights: RetrievalWeights,
+) -> tuple[list[str], float]:
+    """The ``size`` memories with the highest prior, and the highest prior any other memory can have.
+
+    Args:
+        levels: for each importance 1-10, up to ``size`` (memory id, last access) of that importance,
+            most recent first; a full list may hide older memories of its level, a shorter one does not.
+    """
+    ranked = sorted(
+        (
+            (prior(level, accessed, stats, now, weights), memory_id)
+            for level, rows in levels.items()
+            for memory_id, accessed in rows
+        ),
+        key=lambda item: (-item[0], item[1]),
+    )
+    bound = ranked[size][0] if len(ranked) > size else -math.inf
+    for level, rows in levels.items():
+        if len(rows) >= size:
+            bound = max(bound, prior(level, rows[-1][1], stats, now, weights))
+    return [memory_id for _, memory_id in ranked[:size]], bound
+
+
+def relevance_bound(relevance: float, stats: StreamStats, weights: RetrievalWeights) -> float:
+    """The weighted normalised relevance of a memory at most this similar to the query."""
+    return weights.relevance * _normalise(relevance, stats.relevance_min, stats.relevance_max)

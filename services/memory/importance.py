@@ -1,0 +1,38 @@
+"""Importance rating through the LLM layer: the ``importance`` prompt, up to 50 memories per call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from npcworld.llm.ports import LLM
+from npcworld.llm.prompts import ImportanceInput, ImportanceOutput
+from services.memory.domain import ImportanceRatings, RatingContext
+
+__all__ = ["LLMImportanceRater"]
+
+_BATCH = 50  # ImportanceInput accepts at most 50 memories
+
+
+class LLMImportanceRater:
+    """The ImportanceRater port on top of the LLM layer (offline provider, live model or replay)."""
+
+    def __init__(self, llm: LLM) -> None:
+        self._llm = llm
+
+    async def rate(self, descriptions: Sequence[str], context: RatingContext) -> ImportanceRatings:
+        scores: list[int] = []
+        model = ""
+        for start in range(0, len(descriptions), _BATCH):
+            batch = tuple(descriptions[start : start + _BATCH])
+            result = await self._llm.complete(
+                "importance",
+                ImportanceInput(npc_name=context.npc_name[:200], memories=batch),
+                ImportanceOutput,
+                tenant_id=context.npc.tenant_id,
+                world_id=context.npc.world_id,
+                npc_id=context.npc.npc_id,
+                world_time=context.world_time,
+            )
+            scores.extend(result.value.scores)
+            model = result.model
+        return ImportanceRatings(tuple(scores), model)

@@ -1,0 +1,109 @@
+"""Recording memories: rate importance in one batched call, embed, store and emit MemoryRecorded."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from npcworld.contracts import Envelope, MemoryRecorded
+from npcworld.embeddings import EmbeddingSpace, check_space
+from npcworld.errors import TransientError
+from npcworld.eventstore import UnitOfWork
+from npcworld.ids import new_id
+from services.memory.deps import MemoryDeps
+from services.memory.domain import (
+    Memory,
+    MemoryDraft,
+    NpcStream,
+    RatingContext,
+    clamp_importance,
+    is_duplicate,
+    memory_stream_id,
+    state_key,
+)
+
+__all__ = ["is_repeated_observation", "record_memories"]
+
+
+async def is_repeated_observation(
+    uow: UnitOfWork, deps: MemoryDeps, stream: NpcStream, draft: MemoryDraft
+) -> bool:
+    """Whether the NPC already stored this unchanged state recently (then it is not stored again)."""
+    key = state_key(draft.description, draft.subject, draft.location)
+    previous = await deps.repository.latest_observation(uow.conn, stream, key)
+    window = timedelta(hours=deps.settings.duplicate_window_hours)
+    return is_duplicate(draft.description, draft.created_at, previous, window)
+
+
+async def record_memories(
+    uow: UnitOfWork, deps: MemoryDeps, stream: NpcStream, drafts: Sequence[MemoryDraft], *, at: datetime
+) -> list[Envelope]:
+    """Store ``drafts`` in the NPC's stream and append one MemoryRecorded per memory to the event store.
+
+    Raises:
+        EmbeddingSpaceMismatchError: the stream's vectors come from another embedding model.
+        TransientError: the importance rater returned a different number of ratings than asked.
+    """
+    if not drafts:
+        return []
+    space = EmbeddingSpace.of(deps.embedder)
+    stored = (
+        EmbeddingSpace(stream.embedding_model, stream.embedding_dims or 0) if stream.embedding_model else None
+    )
+    check_space(stored, space, f"NPC {stream.npc.npc_id!r}")
+    texts = [d.description for d in drafts]
+    context = RatingContext(stream.npc, stream.name or stream.npc.npc_id, stream.persona, at)
+    ratings, vectors = await asyncio.gather(deps.rater.rate(texts, context), deps.embedder.embed(texts))
+    if len(ratings.scores) != len(drafts):
+        raise TransientError(
+            f"importance rater returned {len(ratings.scores)} ratings for {len(drafts)} memories"
+        )
+    memories = [
+        Memory(
+            new_id(),
+            stream.npc,
+            d.kind,
+            d.description,
+            clamp_importance(score),
+            d.created_at,
+            d.created_at,
+            d.location,
+            d.subject,
+            d.evidence,
+            d.depth,
+        )
+        for d, score in zip(drafts, ratings.scores, strict=True)
+    ]
+    source = uow.cause.event_id if uow.cause else uuid.UUID(int=0)
+    await deps.repository.add(uow.conn, stream, memories, vectors, model=space.model, source_event_id=source)
+    events = [
+        uow.new_event(
+            _recorded(m, space, ratings.model),
+            tenant_id=stream.npc.tenant_id,
+            world_id=stream.npc.world_id,
+            npc_id=stream.npc.npc_id,
+            world_time=at,
+        )
+        for m in memories
+    ]
+    await uow.append(memory_stream_id(stream.npc), events)
+    return events
+
+
+def _recorded(m: Memory, space: EmbeddingSpace, importance_model: str) -> MemoryRecorded:
+    return MemoryRecorded(
+        memory_id=m.memory_id,
+        kind=m.kind,
+        description=m.description,
+        importance=m.importance,
+        created_at=m.created_at,
+        location=m.location,
+        subject=m.subject,
+        evidence=m.evidence,
+        depth=m.depth,
+        embedding_model=space.model,
+        embedding_dimensions=space.dimensions,
+        importance_model=importance_model,
+    )

@@ -1,0 +1,120 @@
+"""SQL fragments and row mapping shared by the memory repository's queries.
+
+Every query on ``memories`` filters on tenant, world and NPC. ``memory_access`` rows carry only ``npc_key``,
+the surrogate of that triple, which callers get from ``get_npc``/``ensure_npc`` (both filter on all three).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from psycopg import AsyncConnection
+
+from services.memory.domain import (
+    Memory,
+    NpcRef,
+    NpcStream,
+)
+
+__all__ = ["Conn"]
+
+Conn = AsyncConnection[Any]
+_NPC = "tenant_id = %(t)s AND world_id = %(w)s AND npc_id = %(n)s"
+_STREAM = f"npc_key = %(key)s AND {_NPC}"
+_NPC_COLUMNS = (
+    "npc_key, tenant_id, world_id, npc_id, name, persona, embedding_model, embedding_dims, memory_count"
+)
+_MEMORY_COLUMNS = (
+    "m.memory_id, m.kind, m.description, m.importance, m.created_at, a.last_accessed_at, m.location, "
+    "m.subject, m.evidence, m.depth"
+)
+_JOINED = "memories AS m JOIN memory_access AS a USING (memory_id)"
+_INSERT = """
+WITH added AS (
+    INSERT INTO memories (npc_key, tenant_id, world_id, npc_id, embedding_model, embedding_dims,
+                          source_event_id, memory_id, kind, description, importance, created_at, location,
+                          subject, evidence, depth,
+                          state_key, embedding)
+    SELECT %(key)s, %(t)s, %(w)s, %(n)s, %(model)s, %(dims)s, %(source)s, m.memory_id, m.kind, m.description,
+           m.importance, m.created_at, m.location, m.subject, m.evidence::uuid[], m.depth, m.state_key,
+           m.embedding::vector
+    FROM unnest(%(ids)s::uuid[], %(kinds)s::text[], %(descriptions)s::text[], %(importances)s::smallint[],
+                %(created)s::timestamptz[], %(locations)s::text[], %(subjects)s::text[], %(evidence)s::text[],
+                %(depths)s::int[], %(state_keys)s::text[], %(vectors)s::text[])
+         AS m(memory_id, kind, description, importance, created_at, location, subject, evidence, depth,
+              state_key,
+              embedding)
+    ON CONFLICT (memory_id) DO NOTHING
+    RETURNING memory_id, importance, created_at
+)
+INSERT INTO memory_access (memory_id, npc_key, importance, last_accessed_at)
+SELECT memory_id, %(key)s, importance, created_at FROM added
+"""
+# Exact retrieval: one scan of the stream computes every raw component, the stream-wide min/max and the
+# weighted score; the expressions mirror domain.scoring term for term so both round the same way.
+_EXACT = f"""
+WITH similarity AS MATERIALIZED (
+    SELECT memory_id, 1 - (embedding <=> %(q)s::vector) AS rel FROM memories WHERE {_STREAM}
+), base AS MATERIALIZED (
+    SELECT s.memory_id, a.importance::float8 AS imp, s.rel,
+           power(0.995::float8, greatest(
+               extract(epoch FROM (%(now)s::timestamptz - a.last_accessed_at))::float8 / 3600.0, 0.0)) AS rec
+    FROM similarity AS s JOIN memory_access AS a USING (memory_id)
+    WHERE a.npc_key = %(key)s
+), stats AS MATERIALIZED (
+    SELECT min(imp) AS imp_lo, max(imp) AS imp_hi, min(rec) AS rec_lo, max(rec) AS rec_hi,
+           min(rel) AS rel_lo, max(rel) AS rel_hi FROM base
+), normalised AS (
+    SELECT memory_id,
+           CASE WHEN rec_hi > rec_lo THEN least(greatest((rec - rec_lo) / (rec_hi - rec_lo), 0), 1)
+                ELSE 0.5 END AS rec,
+           CASE WHEN imp_hi > imp_lo THEN least(greatest((imp - imp_lo) / (imp_hi - imp_lo), 0), 1)
+                ELSE 0.5 END AS imp,
+           CASE WHEN rel_hi > rel_lo THEN least(greatest((rel - rel_lo) / (rel_hi - rel_lo), 0), 1)
+                ELSE 0.5 END AS rel
+    FROM base CROSS JOIN stats
+)
+SELECT memory_id::text, %(wrec)s * rec + %(wimp)s * imp + %(wrel)s * rel AS score, rec, imp, rel
+FROM normalised ORDER BY score DESC, memory_id LIMIT %(k)s
+"""
+
+
+def _vector(v: npt.NDArray[np.float32]) -> str:
+    # 9 significant digits round-trip every float32 exactly.
+    return "[" + ",".join(f"{x:.9g}" for x in v.tolist()) + "]"
+
+
+def _params(stream: NpcStream, **extra: Any) -> dict[str, Any]:
+    npc = stream.npc
+    return {"key": stream.key, "t": npc.tenant_id, "w": npc.world_id, "n": npc.npc_id, **extra}
+
+
+def _stream(row: dict[str, Any]) -> NpcStream:
+    npc = NpcRef(row["tenant_id"], row["world_id"], row["npc_id"])
+    return NpcStream(
+        row["npc_key"],
+        npc,
+        row["name"],
+        row["persona"],
+        row["embedding_model"],
+        row["embedding_dims"],
+        row["memory_count"],
+    )
+
+
+def _memory(npc: NpcRef, row: dict[str, Any]) -> Memory:
+    return Memory(
+        memory_id=str(row["memory_id"]),
+        npc=npc,
+        kind=row["kind"],
+        description=row["description"],
+        importance=row["importance"],
+        created_at=row["created_at"],
+        last_accessed_at=row["last_accessed_at"],
+        location=row["location"],
+        subject=row["subject"],
+        evidence=tuple(str(e) for e in row["evidence"]),
+        depth=row["depth"],
+    )

@@ -1,0 +1,164 @@
+"""Retrieval as a service call: validate, embed the query, rank the stream, record the access as an event.
+
+Small streams are ranked exactly in SQL; large ones gather candidates (top-C by relevance from the HNSW
+index, by importance and by recency) and stop when no memory outside the lists can beat the k-th best
+(Fagin's threshold algorithm), doubling C otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from npcworld.contracts import MemoriesAccessed
+from npcworld.embeddings import EmbeddingSpace, check_space
+from npcworld.errors import NotFoundError, ValidationError
+from npcworld.eventstore import UnitOfWork
+from services.memory.deps import MemoryDeps
+from services.memory.domain import (
+    Memory,
+    NpcRef,
+    NpcStream,
+    RetrievalWeights,
+    ScoredMemory,
+    StreamStats,
+    best_by_prior,
+    memory_stream_id,
+    relevance_bound,
+    score_candidates,
+)
+from services.memory.repository import Conn
+
+__all__ = ["MAX_K", "MAX_QUERY_LENGTH", "RetrievedMemory", "rank", "retrieve"]
+
+MAX_K = 100
+MAX_QUERY_LENGTH = 2000
+_FARTHEST_EF_SEARCH = 64
+
+
+@dataclass(frozen=True)
+class RetrievedMemory:
+    """A memory and why it was retrieved (normalised recency, importance, relevance and the score)."""
+
+    memory: Memory
+    scores: ScoredMemory
+
+
+def _validate(query: str, k: int, weights: RetrievalWeights) -> None:
+    if not query.strip():
+        raise ValidationError("query must not be empty", field="query")
+    if len(query) > MAX_QUERY_LENGTH:
+        raise ValidationError(f"query must be at most {MAX_QUERY_LENGTH} characters", field="query")
+    if not 1 <= k <= MAX_K:
+        raise ValidationError(f"k must be between 1 and {MAX_K}, got {k}", field="k")
+    for name in ("recency", "importance", "relevance"):
+        value = getattr(weights, name)
+        if not (math.isfinite(value) and 0 <= value <= 100):
+            raise ValidationError(
+                f"weight {name} must be between 0 and 100, got {value}", field=f"weights.{name}"
+            )
+
+
+async def retrieve(
+    uow: UnitOfWork,
+    deps: MemoryDeps,
+    npc: NpcRef,
+    query: str,
+    *,
+    k: int,
+    now: datetime,
+    weights: RetrievalWeights | None = None,
+) -> list[RetrievedMemory]:
+    """The NPC's top-``k`` memories for ``query`` at world time ``now``; marks them accessed.
+
+    The access is appended as a MemoriesAccessed event in the caller's unit of work, so replaying the
+    event store reproduces every last-access time.
+
+    Raises:
+        ValidationError: empty or over-long query, ``k`` outside 1..100, or a bad weight (see ``field``).
+        NotFoundError: the NPC is unknown to the memory service in this tenant and world.
+        EmbeddingSpaceMismatchError: the stream was embedded with another model than the one configured.
+    """
+    weights = weights or RetrievalWeights()
+    _validate(query, k, weights)
+    stream = await deps.repository.get_npc(uow.conn, npc)
+    if stream is None:
+        raise NotFoundError(f"NPC {npc.npc_id!r} not found in world {npc.world_id!r}")
+    if stream.memory_count == 0:
+        return []
+    space = EmbeddingSpace(stream.embedding_model or "", stream.embedding_dims or 0)
+    check_space(space, EmbeddingSpace.of(deps.embedder), f"NPC {npc.npc_id!r}")
+    vector = (await deps.embedder.embed([query]))[0]
+    scored = await rank(uow.conn, deps, stream, vector, now=now, weights=weights, k=k)
+    if not scored:
+        return []
+    ids = [s.memory_id for s in scored]
+    memories = await deps.repository.get_many(uow.conn, stream, ids)
+    await deps.repository.mark_accessed(uow.conn, stream, ids, now)
+    event = uow.new_event(
+        MemoriesAccessed(memory_ids=tuple(ids), accessed_at=now, query=query),
+        tenant_id=npc.tenant_id,
+        world_id=npc.world_id,
+        npc_id=npc.npc_id,
+        world_time=now,
+    )
+    await uow.append(memory_stream_id(npc), [event])
+    return [RetrievedMemory(memories[s.memory_id], s) for s in scored]
+
+
+async def rank(
+    conn: Conn,
+    deps: MemoryDeps,
+    stream: NpcStream,
+    query: npt.NDArray[np.float32],
+    *,
+    now: datetime,
+    weights: RetrievalWeights,
+    k: int,
+) -> list[ScoredMemory]:
+    """Top-``k`` of the stream for a query vector: exact SQL for small streams, index-backed for large."""
+    if stream.memory_count <= deps.settings.exact_scan_max:
+        return await deps.repository.exact_top_k(conn, stream, query, now, weights, k)
+    return await _threshold_top_k(conn, deps, stream, query, now=now, weights=weights, k=k)
+
+
+async def _threshold_top_k(
+    conn: Conn,
+    deps: MemoryDeps,
+    stream: NpcStream,
+    query: npt.NDArray[np.float32],
+    *,
+    now: datetime,
+    weights: RetrievalWeights,
+    k: int,
+) -> list[ScoredMemory]:
+    repo, ef_search = deps.repository, deps.settings.hnsw_ef_search
+    imp_lo, imp_hi, acc_lo, acc_hi = await repo.accessed_and_importance_range(conn, stream)
+    # The least relevant memory is the one most similar to the negated query: both relevance extremes
+    # come from index lookups, and joining it to the candidates makes min-max use exact cosines. The
+    # negated query lies far from every memory, where an iterative search wanders for long: one
+    # plain graph search approximates it well enough.
+    far = await repo.nearest(conn, stream, -query, 1, _FARTHEST_EF_SEARCH, iterative=False)
+    farthest = {mid for mid, _ in far}
+    size = max(deps.settings.candidate_pool, 2 * k)
+    while True:
+        relevant = await repo.nearest(conn, stream, query, size, ef_search)
+        levels = await repo.recent_by_importance(conn, stream, size)
+        stats = StreamStats(float(imp_lo), float(imp_hi), acc_lo, acc_hi, 0.0, 0.0)
+        by_prior, prior_bound = best_by_prior(levels, size, stats, now, weights)
+        ids = {mid for mid, _ in relevant} | set(by_prior) | farthest
+        candidates = await repo.candidates(conn, stream, sorted(ids), query)
+        relevances = [c.relevance for c in candidates]
+        stats = replace(stats, relevance_min=min(relevances), relevance_max=max(relevances))
+        top = score_candidates(candidates, stats, now, weights, k)
+        if len(relevant) < size or size >= deps.settings.candidate_pool_max:
+            return top
+        # Fagin's threshold: a memory in neither list is at most this good.
+        bound = relevance_bound(relevant[-1][1], stats, weights) + prior_bound
+        if len(top) == k and top[-1].score > bound:
+            return top
+        size *= 2

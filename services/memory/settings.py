@@ -1,0 +1,66 @@
+"""Memory service settings from the environment; defaults are the embedded mode, bad values fail at start."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from npcworld.embeddings import LOCAL_MODEL_ID, Embedder, LocalMiniLMEmbedder, OpenAIEmbedder
+from npcworld.llm.settings import LLMSettings
+from npcworld.settings import CommonSettings
+
+__all__ = ["MemorySettings", "Settings"]
+
+
+class MemorySettings(BaseSettings):
+    """Environment variables of the memory service (names as in DESIGN.md where it names them)."""
+
+    model_config = SettingsConfigDict(extra="ignore", case_sensitive=False, populate_by_name=True)
+
+    database_url: str | None = Field(default=None, validation_alias="DATABASE_URL")
+    embeddings_provider: Literal["local", "openai"] = Field(
+        default="local", validation_alias="EMBEDDINGS_PROVIDER"
+    )
+    openai_base_url: str | None = Field(default=None, validation_alias="OPENAI_BASE_URL")
+    openai_api_key: str | None = Field(default=None, validation_alias="OPENAI_API_KEY")
+    embedding_model: str = Field(default="", validation_alias="EMBEDDING_MODEL")
+    embedding_dimensions: int = Field(default=0, ge=0, le=16000, validation_alias="EMBEDDING_DIMENSIONS")
+    # Streams up to this size are scored exactly in one SQL scan; larger ones use the HNSW index.
+    exact_scan_max: int = Field(default=5000, ge=0, validation_alias="MEMORY_EXACT_SCAN_MAX")
+    # Index path: start with this many candidates per list, double while a better memory may be missed.
+    candidate_pool: int = Field(default=100, ge=1, le=5000, validation_alias="MEMORY_CANDIDATE_POOL")
+    candidate_pool_max: int = Field(default=200, ge=1, le=20000, validation_alias="MEMORY_CANDIDATE_POOL_MAX")
+    hnsw_ef_search: int = Field(default=100, ge=1, le=1000, validation_alias="MEMORY_HNSW_EF_SEARCH")
+    duplicate_window_hours: float = Field(
+        default=24.0, gt=0, validation_alias="MEMORY_DUPLICATE_WINDOW_HOURS"
+    )
+
+    @model_validator(mode="after")
+    def _check_provider(self) -> MemorySettings:
+        if self.embeddings_provider == "openai":
+            if not self.embedding_model:
+                raise ValueError("EMBEDDING_MODEL is required when EMBEDDINGS_PROVIDER=openai")
+            if self.embedding_dimensions <= 0:
+                raise ValueError("EMBEDDING_DIMENSIONS is required when EMBEDDINGS_PROVIDER=openai")
+        elif self.embedding_model not in ("", LOCAL_MODEL_ID):
+            raise ValueError(
+                f"EMBEDDING_MODEL must be {LOCAL_MODEL_ID} (or unset) with EMBEDDINGS_PROVIDER=local"
+            )
+        return self
+
+    def build_embedder(self) -> Embedder:
+        """The embedder these settings describe (nothing loads or connects until first use)."""
+        if self.embeddings_provider == "openai":
+            return OpenAIEmbedder(
+                model=self.embedding_model,
+                dimensions=self.embedding_dimensions,
+                base_url=self.openai_base_url,
+                api_key=self.openai_api_key,
+            )
+        return LocalMiniLMEmbedder()
+
+
+class Settings(CommonSettings, LLMSettings, MemorySettings):  # type: ignore[misc]
+    """Everything the memory process reads: connections, the LLM provider and memory tuning."""

@@ -1,0 +1,91 @@
+"""Helpers for memory integration tests: NPC ids, envelopes, handler runs and synthetic memory streams."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from npcworld.contracts import Envelope, EventPayload
+from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.ids import new_id
+from services.memory.deps import MemoryDeps
+from services.memory.domain import Memory, NpcRef
+from services.memory.handlers import HANDLERS
+from services.memory.repository import MemoryRepository
+
+T0 = datetime(2023, 2, 13, 8, 0, tzinfo=UTC)
+
+
+def new_npc() -> NpcRef:
+    return NpcRef(
+        f"tenant-{uuid.uuid4().hex[:8]}", f"world-{uuid.uuid4().hex[:8]}", f"npc-{uuid.uuid4().hex[:8]}"
+    )
+
+
+def envelope(payload: EventPayload, npc: NpcRef, at: datetime, *, npc_id: str | None = None) -> Envelope:
+    return Envelope.new(
+        payload,
+        tenant_id=npc.tenant_id,
+        world_id=npc.world_id,
+        world_time=at,
+        npc_id=npc_id if npc_id is not None else npc.npc_id,
+    )
+
+
+async def handle(pool: AsyncConnectionPool, event: Envelope, deps: MemoryDeps) -> list[Envelope]:
+    """Run the registered handler in one transaction, as the consumer loop does; return appended events."""
+    async with pool.connection() as conn, conn.transaction():
+        uow = UnitOfWork(conn, EventStore(), cause=event)
+        await HANDLERS[event.type](event, uow, deps)
+    return uow.appended
+
+
+def with_settings(deps: MemoryDeps, **changes: Any) -> MemoryDeps:
+    return replace(deps, settings=deps.settings.model_copy(update=changes))
+
+
+async def insert_stream(
+    conn: AsyncConnection[Any],
+    npc: NpcRef,
+    vectors: npt.NDArray[np.float32],
+    importances: Sequence[int],
+    accessed: Sequence[datetime],
+    model: str = "synthetic",
+) -> list[Memory]:
+    """Store a synthetic stream (given vectors, importances and last-access times) straight into the table."""
+    repo = MemoryRepository()
+    stream = await repo.ensure_npc(conn, npc)
+    memories = [
+        Memory(new_id(), npc, "observation", f"memory {i}", imp, at, at)
+        for i, (imp, at) in enumerate(zip(importances, accessed, strict=True))
+    ]
+    for start in range(0, len(memories), 1000):
+        await repo.add(
+            conn,
+            stream,
+            memories[start : start + 1000],
+            vectors[start : start + 1000],
+            model=model,
+            source_event_id=uuid.uuid4(),
+        )
+    return memories
+
+
+def random_stream(
+    rng: np.random.Generator, n: int, dims: int
+) -> tuple[npt.NDArray[np.float32], list[int], list[datetime]]:
+    """Clustered unit vectors, importances 1-10 and last accesses spread over ~10 world days."""
+    centres = rng.normal(size=(max(n // 50, 1), dims))
+    vectors = centres[rng.integers(0, len(centres), n)] + 0.6 * rng.normal(size=(n, dims))
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    importances = [int(x) for x in rng.integers(1, 11, n)]
+    accessed = [T0 + timedelta(minutes=int(m)) for m in rng.integers(0, 14400, n)]
+    return vectors, importances, accessed

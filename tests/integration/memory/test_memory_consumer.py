@@ -1,0 +1,64 @@
+"""End to end on the real broker: observations in the event store reach the memory service's consumer."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import timedelta
+
+import pytest
+from psycopg_pool import AsyncConnectionPool
+
+from npcworld.contracts import ObservationMade
+from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.messaging import ConsumerLoop, RetryPolicy
+from npcworld.outbox import OutboxRelay
+from services.memory.deps import MemoryDeps
+from services.memory.domain import memory_stream_id
+from services.memory.handlers import HANDLERS
+from tests.infra import BrokerForTests
+from tests.integration.memory.support import T0, envelope, new_npc
+from tests.polling import eventually
+
+pytestmark = pytest.mark.integration
+
+
+async def test_observation_events_become_memories_once_and_repeats_are_suppressed(
+    pool: AsyncConnectionPool, deps: MemoryDeps, broker: BrokerForTests
+) -> None:
+    npc = new_npc()
+    texts = ["the stove is idle", "the stove is idle", "Isabella is planning a party", "the stove is burning"]
+    stop = asyncio.Event()
+    loop = ConsumerLoop(
+        f"memory-{uuid.uuid4().hex[:8]}",
+        HANDLERS,
+        deps,
+        pool=pool,
+        bootstrap=broker.bootstrap,
+        policy=RetryPolicy(handler_attempts=2, base_delay=0.01, max_delay=0.1),
+    )
+    tasks = [
+        asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
+        asyncio.create_task(loop.run(stop)),
+    ]
+    try:
+        async with pool.connection() as conn, conn.transaction():
+            uow = UnitOfWork(conn, EventStore())
+            for minutes, text in enumerate(texts):
+                observed = ObservationMade(
+                    description=text, subject="stove" if "stove" in text else "Isabella"
+                )
+                await uow.append(
+                    f"perception:{npc.npc_id}", [envelope(observed, npc, T0 + timedelta(minutes=minutes))]
+                )
+
+        async def recorded() -> list[str]:
+            async with pool.connection() as conn:
+                events = await EventStore().read_stream(conn, memory_stream_id(npc))
+            return [e.envelope.payload.description for e in events]  # type: ignore[attr-defined]
+
+        got = await eventually(recorded, lambda rows: len(rows) >= 3, timeout=60)
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+    assert got == ["the stove is idle", "Isabella is planning a party", "the stove is burning"]
