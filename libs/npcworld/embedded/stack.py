@@ -10,7 +10,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from npcworld.db import apply_migrations
-from npcworld.embedded.broker import broker_running, start_broker, stop_broker, wait_for_port
+from npcworld.embedded.broker import broker_running, port_is_free, start_broker, stop_broker, wait_for_port
+from npcworld.errors import InfraError
 from npcworld.embedded.postgres import postgres_pid, start_postgres, stop_postgres
 
 __all__ = ["DEFAULT_KAFKA_PORT", "EmbeddedStack", "StackState"]
@@ -45,9 +46,12 @@ class EmbeddedStack:
     def up(self) -> StackState:
         """Start whatever is not running yet, migrate the database, and record the endpoints."""
         self.home.mkdir(parents=True, exist_ok=True)
+        broker_pid = broker_running(self.broker_pid_file)
+        if broker_pid is None and not port_is_free(self.kafka_port):
+            # Checked before Postgres starts, so a taken port leaves nothing half-started.
+            raise InfraError(f"port {self.kafka_port} is taken: stop what uses it or set NPCWORLD_KAFKA_PORT")
         database_url = start_postgres(self.pgdata)
         apply_migrations(database_url)
-        broker_pid = broker_running(self.broker_pid_file)
         if broker_pid is None or not wait_for_port(self.kafka_port, timeout=1):
             broker_pid = start_broker(self.kafka_port, self.broker_log, self.broker_pid_file)
         state = StackState(
