@@ -145,11 +145,13 @@ async def _threshold_top_k(
     far = await repo.nearest(conn, stream, -query, 1, _FARTHEST_EF_SEARCH, iterative=False)
     farthest = {mid for mid, _ in far}
     size = max(deps.settings.candidate_pool, 2 * k)
+    # The prior list (importance + recency) costs index-only probes, far less than the HNSW list.
+    prior_size = max(deps.settings.prior_pool, size)
     while True:
         relevant = await repo.nearest(conn, stream, query, size, ef_search)
-        levels = await repo.recent_by_importance(conn, stream, size)
+        levels = await repo.recent_by_importance(conn, stream, prior_size)
         stats = StreamStats(float(imp_lo), float(imp_hi), acc_lo, acc_hi, 0.0, 0.0)
-        by_prior, prior_bound = best_by_prior(levels, size, stats, now, weights)
+        by_prior, prior_bound = best_by_prior(levels, prior_size, stats, now, weights)
         ids = {mid for mid, _ in relevant} | set(by_prior) | farthest
         candidates = await repo.candidates(conn, stream, sorted(ids), query)
         relevances = [c.relevance for c in candidates]
@@ -161,4 +163,4 @@ async def _threshold_top_k(
         bound = relevance_bound(relevant[-1][1], stats, weights) + prior_bound
         if len(top) == k and top[-1].score > bound:
             return top
-        size *= 2
+        size, prior_size = size * 2, prior_size * 2

@@ -29,9 +29,11 @@ class MemorySettings(BaseSettings):
     embedding_dimensions: int = Field(default=0, ge=0, le=16000, validation_alias="EMBEDDING_DIMENSIONS")
     # Streams up to this size are scored exactly in one SQL scan; larger ones use the HNSW index.
     exact_scan_max: int = Field(default=5000, ge=0, validation_alias="MEMORY_EXACT_SCAN_MAX")
-    # Index path: start with this many candidates per list, double while a better memory may be missed.
+    # Index path: candidates per list; doubled (up to the max) while a better memory may be missed.
+    # Lists past ~100 make the filtered HNSW scan far slower (bench/memory_retrieval.py), so one pass.
     candidate_pool: int = Field(default=100, ge=1, le=5000, validation_alias="MEMORY_CANDIDATE_POOL")
-    candidate_pool_max: int = Field(default=200, ge=1, le=20000, validation_alias="MEMORY_CANDIDATE_POOL_MAX")
+    candidate_pool_max: int = Field(default=100, ge=1, le=20000, validation_alias="MEMORY_CANDIDATE_POOL_MAX")
+    prior_pool: int = Field(default=100, ge=1, le=20000, validation_alias="MEMORY_PRIOR_POOL")
     hnsw_ef_search: int = Field(default=100, ge=1, le=1000, validation_alias="MEMORY_HNSW_EF_SEARCH")
     duplicate_window_hours: float = Field(
         default=24.0, gt=0, validation_alias="MEMORY_DUPLICATE_WINDOW_HOURS"

@@ -79,11 +79,17 @@ class RankingQueries:
         """
         # The settings are transaction-local: an autocommit connection gets a transaction of its own.
         async with conn.transaction() if conn.autocommit else contextlib.nullcontext():
-            await conn.execute(
-                "SELECT set_config('hnsw.iterative_scan', %s, true), set_config('hnsw.ef_search', %s, true)",
+            # The planner's HNSW cost estimate is pessimistic: for a few hundred rows it would rather
+            # sort the NPC's whole stream, which is what this path exists to avoid.
+            cur = await conn.execute(
+                "SELECT current_setting('enable_sort'), set_config('enable_sort', 'off', true), "
+                "set_config('hnsw.iterative_scan', %s, true), set_config('hnsw.ef_search', %s, true)",
                 ("relaxed_order" if iterative else "off", str(min(max(ef_search, limit), 1000))),
             )
-            return await self._nearest(conn, stream, query, limit)
+            row = await cur.fetchone()
+            hits = await self._nearest(conn, stream, query, limit)
+            await conn.execute("SELECT set_config('enable_sort', %s, true)", (row[0] if row else "on",))
+            return hits
 
     async def _nearest(
         self, conn: Conn, stream: NpcStream, query: npt.NDArray[np.float32], limit: int
@@ -99,7 +105,9 @@ class RankingQueries:
             "WITH hits AS MATERIALIZED ({q}) SELECT memory_id, 1 - distance FROM hits "
             "ORDER BY distance, memory_id"
         ).format(q=query_sql)
-        cur = await conn.execute(wrapped, _params(stream, q=_vector(query), limit=limit))
+        # Never a prepared (generic) plan: without the actual npc_key and limit the planner picks a
+        # full per-NPC sort over the HNSW index.
+        cur = await conn.execute(wrapped, _params(stream, q=_vector(query), limit=limit), prepare=False)
         return [(r[0], float(r[1])) for r in await cur.fetchall()]
 
     async def recent_by_importance(
