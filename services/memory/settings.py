@@ -33,7 +33,7 @@ class MemorySettings(BaseSettings):
     # Lists past ~100 make the filtered HNSW scan far slower (bench/memory_retrieval.py), so one pass.
     candidate_pool: int = Field(default=100, ge=1, le=5000, validation_alias="MEMORY_CANDIDATE_POOL")
     candidate_pool_max: int = Field(default=100, ge=1, le=20000, validation_alias="MEMORY_CANDIDATE_POOL_MAX")
-    prior_pool: int = Field(default=100, ge=1, le=20000, validation_alias="MEMORY_PRIOR_POOL")
+    prior_pool: int = Field(default=200, ge=1, le=20000, validation_alias="MEMORY_PRIOR_POOL")
     hnsw_ef_search: int = Field(default=100, ge=1, le=1000, validation_alias="MEMORY_HNSW_EF_SEARCH")
     duplicate_window_hours: float = Field(
         default=24.0, gt=0, validation_alias="MEMORY_DUPLICATE_WINDOW_HOURS"
