@@ -16,7 +16,9 @@ from npcworld.embedded import EmbeddedStack
 
 __all__ = ["Supervisor"]
 
-SERVICE_MODULES = ("world_state", "memory", "reflection")
+# Every service package with a consumer entrypoint runs as its own process.
+_ROOT = Path(__file__).resolve().parents[2]
+SERVICE_MODULES = tuple(sorted(p.parent.name for p in _ROOT.glob("services/*/consumer.py")))
 
 
 class Supervisor:
@@ -32,8 +34,7 @@ class Supervisor:
         py = sys.executable
         cmds = {"relay": [py, "-m", "npcworld.cli", "relay"]}
         for svc in SERVICE_MODULES:
-            if Path(__file__).resolve().parents[2].joinpath("services", svc, "consumer.py").exists():
-                cmds[svc] = [py, "-m", f"services.{svc}.consumer"]
+            cmds[svc] = [py, "-m", f"services.{svc}.consumer"]
         cmds["gateway"] = [py, "-m", "uvicorn", "services.gateway.api:create_app", "--factory",
                            "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"]
         return cmds

@@ -11,6 +11,7 @@ from psycopg import AsyncConnection
 
 from npcworld.contracts import NpcCreated, ObservationMade, WorldCreated
 from npcworld.db import apply_migrations, open_pool
+from npcworld.errors import NotFoundError
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.fork import fork_world, world_stream
 from npcworld.ids import new_id
@@ -57,8 +58,6 @@ def _out(world_id: str, state: WorldState) -> WorldOut:
 
 
 async def _live_world(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> WorldState:
-    from npcworld.errors import NotFoundError
-
     state = await GatewayRepository(conn).load_world(tenant_id, world_id)
     if not state.exists or state.deleted:
         raise NotFoundError(f"world {world_id!r} not found")
@@ -129,8 +128,6 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     @app.post("/v1/worlds/{world_id}/npcs/{npc_id}/perceptions", status_code=202, tags=["npcs"])
     async def post_perception(world_id: str, npc_id: str, body: PerceptionIn, key: Writer,
                               request: Request) -> dict[str, str]:
-        from npcworld.errors import NotFoundError
-
         async with request.app.state.pool.connection() as conn, conn.transaction():
             state = await _live_world(conn, key.tenant_id, world_id)
             if npc_id not in state.npcs:

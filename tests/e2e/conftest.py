@@ -6,6 +6,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
@@ -33,8 +34,6 @@ def gateway_url(database_url: str, broker: BrokerForTests) -> Iterator[str]:  # 
                 pass
             if proc.poll() is not None:
                 raise RuntimeError("the gateway exited at start")
-            import time
-
             time.sleep(0.1)
         else:
             raise RuntimeError("the gateway did not become ready")

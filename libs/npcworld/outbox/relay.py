@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any
 
@@ -11,7 +10,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from npcworld.contracts import EVENT_TYPES, RELAY_MARKER, Topic
+from npcworld.contracts import EVENT_TYPES, RELAY_MARKER
 from npcworld.messaging.kafka import ensure_topics, make_producer
 from npcworld.telemetry import instruments, tracer
 
@@ -35,7 +34,7 @@ WHERE o.tx_id < pg_snapshot_xmin(pg_current_snapshot())
 ORDER BY o.seq LIMIT %s
 """
 _HISTORY = f"""
-SELECT e.seq, NULL, NULL, e.type, e.event_id::text, e.trace, {_ENVELOPE_JSON}
+SELECT e.seq, e.npc_id, e.world_id, e.type, e.event_id::text, e.trace, {_ENVELOPE_JSON}
 FROM events e WHERE e.seq > %s ORDER BY e.seq LIMIT %s
 """
 
@@ -120,9 +119,7 @@ class OutboxRelay:
                     rows = await (await conn.execute(_HISTORY, (after, self.batch_size))).fetchall()
                 if not rows:
                     break
-                routed = [(seq, *_route(EVENT_TYPES[t].topic, env), t, eid, tr, env)
-                          for seq, _, _, t, eid, tr, env in rows if t in EVENT_TYPES]
-                await _publish(producer, routed)
+                await _publish(producer, [_routed(row) for row in rows])
                 count += len(rows)
                 after = rows[-1][0]
         logger.info("republished %d events from the event store (after seq %d)", count, from_seq)
@@ -138,10 +135,12 @@ class OutboxRelay:
             await probe.stop()
 
 
-def _route(topic: Topic, envelope_json: str) -> tuple[str, str | None]:
-    data = json.loads(envelope_json)
-    key = {"npc_id": data.get("npc_id"), "world_id": data.get("world_id")}.get(topic.key)
-    return topic.name, key
+def _routed(row: Any) -> tuple[Any, ...]:
+    """A history row (seq, npc_id, world_id, ...) turned into an outbox-shaped row (seq, topic, key, ...)."""
+    seq, npc_id, world_id, event_type, *rest = row
+    topic = EVENT_TYPES[event_type].topic
+    key = {"npc_id": npc_id, "world_id": world_id}.get(topic.key)
+    return (seq, topic.name, key, event_type, *rest)
 
 
 async def _publish(producer: AIOKafkaProducer, rows: list[Any]) -> None:
