@@ -21,4 +21,10 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "MemoriesAccessed": {"memory_ids": ("m1", "m2"), "accessed_at": T0, "query": "the party"},
     "LLMBudgetExhausted": {"scope": "world", "limit_tokens": 1000, "used_tokens": 1002,
                            "prompt_kind": "importance"},
+    "WorldTicked": {"step": 42, "step_seconds": 10.0},
+    "PlacesDiscovered": {"paths": ("brindle-hollow:Lantern Cafe:kitchen",)},
+    "ActionDecided": {"description": "brewing coffee for the morning rush", "emoji": "☕",
+                      "location_path": "brindle-hollow:Lantern Cafe:kitchen", "start": T0, "duration_minutes": 15,
+                      "object_state": {"object_path": "brindle-hollow:Lantern Cafe:kitchen:coffee machine",
+                                       "state": "brewing coffee"}},
 }

@@ -9,7 +9,7 @@ from pydantic import Field
 from npcworld.contracts.base import EventPayload
 from npcworld.contracts.topics import PERCEPTION, Topic
 
-__all__ = ["ObservationMade"]
+__all__ = ["ObservationMade", "PlacesDiscovered"]
 
 
 class ObservationMade(EventPayload):
@@ -24,3 +24,15 @@ class ObservationMade(EventPayload):
     object: str | None = None
     location: str | None = None
     source: str = Field(default="perception", description="perception service or 'studio' for posted ones")
+
+
+class PlacesDiscovered(EventPayload):
+    """Places entered the NPC's spatial memory (the part of the world tree it has seen).
+
+    Paths are ``world:sector:arena[:object]``; planning may only send an NPC to a known place.
+    """
+
+    event_type: ClassVar[str] = "PlacesDiscovered"
+    topic: ClassVar[Topic] = PERCEPTION
+
+    paths: tuple[str, ...] = Field(min_length=1)

@@ -12,8 +12,9 @@ from npcworld.contracts.base import EventPayload
 from npcworld.contracts.envelope import Envelope
 from npcworld.contracts.llm import LLMBudgetExhausted
 from npcworld.contracts.memory import MemoriesAccessed, MemoryRecorded
-from npcworld.contracts.perception import ObservationMade
-from npcworld.contracts.world import NpcCreated, WorldCreated, WorldDeleted, WorldForked
+from npcworld.contracts.perception import ObservationMade, PlacesDiscovered
+from npcworld.contracts.planning import ActionDecided
+from npcworld.contracts.world import NpcCreated, WorldCreated, WorldDeleted, WorldForked, WorldTicked
 from npcworld.errors import PermanentError, UnknownEventError
 
 __all__ = ["EVENT_TYPES", "decode_envelope", "envelope_from_dict"]
@@ -29,6 +30,9 @@ EVENT_TYPES: Mapping[str, type[EventPayload]] = {
         MemoryRecorded,
         MemoriesAccessed,
         LLMBudgetExhausted,
+        WorldTicked,
+        PlacesDiscovered,
+        ActionDecided,
     )
 }
 

@@ -10,7 +10,7 @@ from pydantic import Field
 from npcworld.contracts.base import EventPayload
 from npcworld.contracts.topics import WORLD, Topic
 
-__all__ = ["NpcCreated", "WorldCreated", "WorldDeleted", "WorldForked"]
+__all__ = ["NpcCreated", "WorldCreated", "WorldDeleted", "WorldForked", "WorldTicked"]
 
 
 class WorldCreated(EventPayload):
@@ -55,3 +55,17 @@ class NpcCreated(EventPayload):
     occupation: str | None = None
     seed: str = ""
     location: str | None = None
+
+
+class WorldTicked(EventPayload):
+    """The world clock advanced one step to ``world_time`` (the envelope's world_time is the same).
+
+    Perception computes what each NPC perceives on every tick; planning starts the next action of an
+    NPC whose current one has ended.
+    """
+
+    event_type: ClassVar[str] = "WorldTicked"
+    topic: ClassVar[Topic] = WORLD
+
+    step: int = Field(ge=0)
+    step_seconds: float = Field(gt=0, le=86400)
