@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import FastAPI, Query, Request, Response
-from psycopg import AsyncConnection
 
 from npcworld.contracts import NpcCreated, ObservationMade, WorldCreated
 from npcworld.db import apply_migrations, open_pool
@@ -16,20 +15,24 @@ from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.fork import fork_world, world_stream
 from npcworld.ids import new_id
 from npcworld.settings import resolve_endpoints
-from services.gateway.auth import require
+from services.gateway.deps import Reader, Writer, live_world
 from services.gateway.domain import WorldState, decide_add_npc, decide_delete
 from services.gateway.problems import install_http_problem_handler, install_problem_handlers
-from services.gateway.repository import ApiKey, GatewayRepository
+from services.gateway.repository import GatewayRepository
+from services.gateway.routes import routers
 from services.gateway.schemas import (
-    EventOut, EventPage, ForkIn, NpcIn, NpcOut, PerceptionIn, WorldIn, WorldOut,
+    EventOut,
+    EventPage,
+    ForkIn,
+    NpcIn,
+    NpcOut,
+    PerceptionIn,
+    WorldIn,
+    WorldOut,
 )
 from services.gateway.settings import Settings
 
 __all__ = ["create_app"]
-
-Reader = Annotated[ApiKey, require("read")]
-Writer = Annotated[ApiKey, require("write")]
-
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app; the database pool opens at start-up, never at import."""
@@ -49,6 +52,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_problem_handlers(app)
     install_http_problem_handler(app)
     _routes(app)
+    for router in routers():
+        app.include_router(router)
     return app
 
 
@@ -57,14 +62,7 @@ def _out(world_id: str, state: WorldState) -> WorldOut:
                     forked_from=state.forked_from, npc_count=len(state.npcs))
 
 
-async def _live_world(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> WorldState:
-    state = await GatewayRepository(conn).load_world(tenant_id, world_id)
-    if not state.exists or state.deleted:
-        raise NotFoundError(f"world {world_id!r} not found")
-    return state
-
-
-def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every route
+def _routes(app: FastAPI) -> None:
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
@@ -96,7 +94,7 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     @app.get("/v1/worlds/{world_id}", response_model=WorldOut, tags=["worlds"])
     async def get_world(world_id: str, key: Reader, request: Request) -> WorldOut:
         async with request.app.state.pool.connection() as conn:
-            return _out(world_id, await _live_world(conn, key.tenant_id, world_id))
+            return _out(world_id, await live_world(conn, key.tenant_id, world_id))
 
     @app.delete("/v1/worlds/{world_id}", status_code=204, tags=["worlds"])
     async def delete_world(world_id: str, key: Writer, request: Request) -> Response:
@@ -122,14 +120,14 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     @app.get("/v1/worlds/{world_id}/npcs", response_model=list[NpcOut], tags=["npcs"])
     async def list_npcs(world_id: str, key: Reader, request: Request) -> list[NpcOut]:
         async with request.app.state.pool.connection() as conn:
-            state = await _live_world(conn, key.tenant_id, world_id)
+            state = await live_world(conn, key.tenant_id, world_id)
         return [NpcOut(**n.model_dump(exclude={"seed"}) | {"traits": list(n.traits)}) for n in state.npcs.values()]
 
     @app.post("/v1/worlds/{world_id}/npcs/{npc_id}/perceptions", status_code=202, tags=["npcs"])
     async def post_perception(world_id: str, npc_id: str, body: PerceptionIn, key: Writer,
                               request: Request) -> dict[str, str]:
         async with request.app.state.pool.connection() as conn, conn.transaction():
-            state = await _live_world(conn, key.tenant_id, world_id)
+            state = await live_world(conn, key.tenant_id, world_id)
             if npc_id not in state.npcs:
                 raise NotFoundError(f"NPC {npc_id!r} not found in world {world_id!r}")
             uow = UnitOfWork(conn, EventStore())
@@ -144,11 +142,11 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         world_id: str, key: Reader, request: Request,
         after: Annotated[int, Query(ge=0, description="Return events after this sequence number")] = 0,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-        type: Annotated[list[str] | None, Query(description="Only these event types")] = None,  # noqa: A002
+        type: Annotated[list[str] | None, Query(description="Only these event types")] = None,
         npc_id: Annotated[str | None, Query(max_length=100)] = None,
     ) -> EventPage:
         async with request.app.state.pool.connection() as conn:
-            await _live_world(conn, key.tenant_id, world_id)
+            await live_world(conn, key.tenant_id, world_id)
             where = EventFilter(tenant_id=key.tenant_id, world_id=world_id, npc_id=npc_id, types=tuple(type or ()))
             stored = await EventStore().read_all(conn, after, limit, where)
         items = [EventOut(seq=s.seq, stream_id=s.stream_id, event=s.envelope.model_dump(mode="json"))
@@ -159,7 +157,7 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     async def fork(world_id: str, body: ForkIn, key: Writer, request: Request) -> WorldOut:
         target = body.new_world_id or new_id()
         async with request.app.state.pool.connection() as conn, conn.transaction():
-            await _live_world(conn, key.tenant_id, world_id)
+            await live_world(conn, key.tenant_id, world_id)
             await fork_world(conn, tenant_id=key.tenant_id, source_world_id=world_id, at=body.at,
                              new_world_id=target)
             state = await GatewayRepository(conn).load_world(key.tenant_id, target)
