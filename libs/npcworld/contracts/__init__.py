@@ -1,37 +1,88 @@
 """Event contracts: the envelope, one frozen payload model per event type, and the topic catalogue."""
 
 from npcworld.contracts.base import EventPayload
+from npcworld.contracts.dialogue import (
+    Commitment,
+    ConversationEnded,
+    InnerVoiceGiven,
+    NpcReplied,
+    PlayerSpoke,
+    RelationshipChanged,
+    UtteranceSpoken,
+)
 from npcworld.contracts.envelope import Envelope, TraceContext
 from npcworld.contracts.llm import LLMBudgetExhausted
 from npcworld.contracts.memory import MemoriesAccessed, MemoryKind, MemoryRecorded
 from npcworld.contracts.perception import ObservationMade, PlacesDiscovered
-from npcworld.contracts.planning import ActionDecided, ObjectStateChange
+from npcworld.contracts.planning import (
+    ActionDecided,
+    ConversationRequested,
+    DayPlanned,
+    ObjectStateChange,
+    PlanItem,
+    PlanRevised,
+)
 from npcworld.contracts.registry import EVENT_TYPES, decode_envelope, envelope_from_dict
 from npcworld.contracts.topics import ALL_TOPICS, DEAD_LETTER, RELAY_MARKER, Topic
-from npcworld.contracts.world import NpcCreated, WorldCreated, WorldDeleted, WorldForked, WorldTicked
+from npcworld.contracts.world import (
+    ArenaDef,
+    ClockChanged,
+    NpcCreated,
+    NpcMove,
+    NpcsMoved,
+    ObjectDef,
+    ObjectStateChanged,
+    SectorDef,
+    TileMap,
+    WorldCreated,
+    WorldDefined,
+    WorldDeleted,
+    WorldForked,
+    WorldTicked,
+)
 
 __all__ = [
     "ALL_TOPICS",
-    "ActionDecided",
     "DEAD_LETTER",
     "EVENT_TYPES",
+    "RELAY_MARKER",
+    "ActionDecided",
+    "ConversationRequested",
+    "DayPlanned",
+    "PlanItem",
+    "PlanRevised",
+    "Commitment",
+    "ConversationEnded",
     "Envelope",
     "EventPayload",
+    "InnerVoiceGiven",
     "LLMBudgetExhausted",
     "MemoriesAccessed",
     "MemoryKind",
     "MemoryRecorded",
     "NpcCreated",
+    "NpcReplied",
     "ObjectStateChange",
     "ObservationMade",
     "PlacesDiscovered",
-    "RELAY_MARKER",
+    "PlayerSpoke",
+    "RelationshipChanged",
     "Topic",
     "TraceContext",
+    "UtteranceSpoken",
     "WorldCreated",
     "WorldDeleted",
     "WorldForked",
     "WorldTicked",
+    "ArenaDef",
+    "ClockChanged",
+    "NpcMove",
+    "NpcsMoved",
+    "ObjectDef",
+    "ObjectStateChanged",
+    "SectorDef",
+    "TileMap",
+    "WorldDefined",
     "decode_envelope",
     "envelope_from_dict",
 ]
