@@ -13,7 +13,7 @@ from npcworld.contracts.envelope import Envelope
 from npcworld.contracts.llm import LLMBudgetExhausted
 from npcworld.contracts.memory import MemoriesAccessed, MemoryRecorded
 from npcworld.contracts.perception import ObservationMade, PlacesDiscovered
-from npcworld.contracts.planning import ActionDecided
+from npcworld.contracts.planning import ActionDecided, ConversationRequested, DayPlanned, PlanRevised
 from npcworld.contracts.world import NpcCreated, WorldCreated, WorldDeleted, WorldForked, WorldTicked
 from npcworld.errors import PermanentError, UnknownEventError
 
@@ -33,6 +33,9 @@ EVENT_TYPES: Mapping[str, type[EventPayload]] = {
         WorldTicked,
         PlacesDiscovered,
         ActionDecided,
+        DayPlanned,
+        PlanRevised,
+        ConversationRequested,
     )
 }
 
