@@ -9,6 +9,14 @@ from typing import Any
 import pydantic
 
 from npcworld.contracts.base import EventPayload
+from npcworld.contracts.dialogue import (
+    ConversationEnded,
+    InnerVoiceGiven,
+    NpcReplied,
+    PlayerSpoke,
+    RelationshipChanged,
+    UtteranceSpoken,
+)
 from npcworld.contracts.envelope import Envelope
 from npcworld.contracts.llm import LLMBudgetExhausted
 from npcworld.contracts.memory import MemoriesAccessed, MemoryRecorded
@@ -36,6 +44,12 @@ EVENT_TYPES: Mapping[str, type[EventPayload]] = {
         DayPlanned,
         PlanRevised,
         ConversationRequested,
+        UtteranceSpoken,
+        ConversationEnded,
+        RelationshipChanged,
+        PlayerSpoke,
+        NpcReplied,
+        InnerVoiceGiven,
     )
 }
 
