@@ -1,16 +1,17 @@
-"""World-level events: world lifecycle and NPC creation (topic npcworld.world.v1)."""
+"""World-level events: lifecycle, NPCs, the world tree, movement, object states and the clock (npcworld.world.v1)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar
+from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from npcworld.contracts.base import EventPayload
 from npcworld.contracts.topics import WORLD, Topic
 
-__all__ = ["NpcCreated", "WorldCreated", "WorldDeleted", "WorldForked", "WorldTicked"]
+__all__ = ["ArenaDef", "ClockChanged", "NpcCreated", "NpcMove", "NpcsMoved", "ObjectDef", "ObjectStateChanged",
+           "SectorDef", "TileMap", "WorldCreated", "WorldDefined", "WorldDeleted", "WorldForked", "WorldTicked"]
 
 
 class WorldCreated(EventPayload):
@@ -55,6 +56,7 @@ class NpcCreated(EventPayload):
     occupation: str | None = None
     seed: str = ""
     location: str | None = None
+    known_places: tuple[str, ...] = Field(default=(), description="places the persona knows from the start")
 
 
 class WorldTicked(EventPayload):
@@ -68,4 +70,107 @@ class WorldTicked(EventPayload):
     topic: ClassVar[Topic] = WORLD
 
     step: int = Field(ge=0)
+    step_seconds: float = Field(gt=0, le=86400)
+
+
+class ObjectDef(BaseModel):
+    """An object in an arena, with its free-text state and (in tiled worlds) the tile it stands on."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[^:]+$")
+    state: str = Field(default="idle", min_length=1, max_length=400)
+    tile: tuple[int, int] | None = None
+
+
+class ArenaDef(BaseModel):
+    """A room or open area; ``area`` is its tile rectangle (x0, y0, x1, y1 inclusive) in tiled worlds."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[^:]+$")
+    area: tuple[int, int, int, int] | None = None
+    objects: tuple[ObjectDef, ...] = ()
+
+
+class SectorDef(BaseModel):
+    """A building or district: a group of arenas."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[^:]+$")
+    arenas: tuple[ArenaDef, ...] = Field(min_length=1)
+
+
+class TileMap(BaseModel):
+    """Collision map: one string per row, ``#`` blocked and ``.`` walkable."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    width: int = Field(ge=1, le=1000)
+    height: int = Field(ge=1, le=1000)
+    rows: tuple[str, ...]
+
+
+class WorldDefined(EventPayload):
+    """The world tree (sectors → arenas → objects) was set, from a template or a studio definition.
+
+    Built-in worlds carry a tile map and tile coordinates; studio worlds carry neither and their engine
+    posts positions. Paths elsewhere are ``world_id:sector:arena[:object]``.
+    """
+
+    event_type: ClassVar[str] = "WorldDefined"
+    topic: ClassVar[Topic] = WORLD
+
+    sectors: tuple[SectorDef, ...] = Field(min_length=1)
+    tile_map: TileMap | None = None
+    source: Literal["template", "studio"] = "studio"
+    template: str | None = None
+
+
+class NpcMove(BaseModel):
+    """One NPC's new position: the arena path it is in and, in tiled worlds, its tile."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    npc_id: str = Field(min_length=1, max_length=100)
+    path: str = Field(min_length=1, max_length=400, description="world:sector:arena[:object]")
+    tile: tuple[int, int] | None = None
+    arrived: bool = True
+
+
+class NpcsMoved(EventPayload):
+    """NPCs moved during one clock step (world-state walking them along paths, or a studio engine)."""
+
+    event_type: ClassVar[str] = "NpcsMoved"
+    topic: ClassVar[Topic] = WORLD
+
+    moves: tuple[NpcMove, ...] = Field(min_length=1)
+    source: Literal["world_state", "studio"] = "world_state"
+
+
+class ObjectStateChanged(EventPayload):
+    """An object's free-text state changed ("coffee machine: brewing coffee")."""
+
+    event_type: ClassVar[str] = "ObjectStateChanged"
+    topic: ClassVar[Topic] = WORLD
+
+    object_path: str = Field(min_length=1, max_length=400, description="world:sector:arena:object")
+    state: str = Field(min_length=1, max_length=400)
+    source: Literal["action", "user", "idle"] = "action"
+    by_npc: str | None = None
+
+
+class ClockChanged(EventPayload):
+    """The world clock was paused, resumed or re-paced.
+
+    ``speed`` is world seconds per wall second (1 = real time); None means stepped: the next step
+    starts as soon as the pipeline has digested the previous one.
+    """
+
+    event_type: ClassVar[str] = "ClockChanged"
+    topic: ClassVar[Topic] = WORLD
+
+    paused: bool
+    speed: float | None = Field(default=None, gt=0, le=100000)
     step_seconds: float = Field(gt=0, le=86400)

@@ -1,0 +1,49 @@
+"""The world clock: when the next step is due and what it advances to (pure; wall time is an argument)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from npcworld.contracts import ClockChanged, WorldTicked
+
+__all__ = ["ClockState", "apply_change", "is_due", "next_tick"]
+
+
+@dataclass(frozen=True)
+class ClockState:
+    """A world's clock. ``speed`` is world seconds per wall second; None = stepped (as fast as digested)."""
+
+    tenant_id: str
+    world_id: str
+    world_time: datetime
+    step: int
+    step_seconds: float
+    speed: float | None
+    paused: bool
+    last_tick_wall: float
+
+
+def is_due(clock: ClockState, wall_now: float) -> bool:
+    """A running clock ticks once ``step_seconds / speed`` wall seconds have passed since its last tick.
+
+    A stepped clock is always due; the ticker gates it on the pipeline having digested the last step.
+    """
+    if clock.paused:
+        return False
+    if clock.speed is None:
+        return True
+    return wall_now - clock.last_tick_wall >= clock.step_seconds / clock.speed
+
+
+def next_tick(clock: ClockState, wall_now: float) -> tuple[ClockState, WorldTicked]:
+    """Advance one step: the new clock state and the event announcing it."""
+    advanced = replace(clock, step=clock.step + 1, last_tick_wall=wall_now,
+                       world_time=clock.world_time + timedelta(seconds=clock.step_seconds))
+    return advanced, WorldTicked(step=advanced.step, step_seconds=clock.step_seconds)
+
+
+def apply_change(clock: ClockState, change: ClockChanged, wall_now: float) -> ClockState:
+    """Pause, resume or re-pace; the first step after a change waits a full interval."""
+    return replace(clock, paused=change.paused, speed=change.speed, step_seconds=change.step_seconds,
+                   last_tick_wall=wall_now)
