@@ -1,26 +1,94 @@
-"""memory entrypoint: ``python -m services.memory.consumer`` (composition root of the memory service)."""
+"""memory entrypoint: ``python -m services.memory.consumer`` (composition root of the memory service).
+
+One process runs the consumer loop (events in → memories) and the internal HTTP API (retrieval) on
+MEMORY_API_PORT, sharing the embedder and settings.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Iterator
+
+import uvicorn
+
+from npcworld.db import open_pool
+from npcworld.embeddings import Embedder
 from npcworld.llm import build_llm
-from npcworld.service import ServiceContext, run_service
+from npcworld.service import configure_logging, serve
+from npcworld.settings import resolve_endpoints
+from npcworld.telemetry import configure_telemetry
+from services.memory.api import create_app
 from services.memory.deps import MemoryDeps
 from services.memory.handlers import HANDLERS
 from services.memory.importance import LLMImportanceRater
 from services.memory.settings import Settings
 
+__all__ = ["CONSUMER", "main", "serve_memory"]
+
 CONSUMER = "memory"
+logger = logging.getLogger(__name__)
 
 
-async def build_deps(ctx: ServiceContext) -> MemoryDeps:
-    settings = ctx.settings
-    assert isinstance(settings, Settings)
-    llm = build_llm(settings, ctx.pool)
-    return MemoryDeps(embedder=settings.build_embedder(), rater=LLMImportanceRater(llm), settings=settings)
+class _ApiServer(uvicorn.Server):
+    """Uvicorn inside our event loop: the process's stop event, not uvicorn, owns the signals."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def serve_memory(
+    settings: Settings,
+    *,
+    stop: asyncio.Event,
+    embedder: Embedder | None = None,
+    consumer: str = CONSUMER,
+    started: asyncio.Event | None = None,
+) -> None:
+    """Run the consumer loop and the internal API until ``stop`` is set (``started``: API accepting)."""
+    url = resolve_endpoints(settings).database_url
+    pool = await open_pool(url, max_size=4, name="memory-api")
+    try:
+        deps = MemoryDeps(
+            embedder=embedder or settings.build_embedder(),
+            rater=LLMImportanceRater(build_llm(settings, pool)),
+            settings=settings,
+        )
+        config = uvicorn.Config(
+            create_app(deps, pool=pool), host=settings.memory_api_host, port=settings.memory_api_port,
+            log_level="warning", lifespan="on",
+        )
+        api = _ApiServer(config)
+        consumer_task = asyncio.create_task(serve(consumer, settings, HANDLERS, deps=deps, stop=stop))
+        api_task = asyncio.create_task(api.serve())
+        while not api.started and not api_task.done() and not consumer_task.done():
+            await asyncio.sleep(0.02)  # uvicorn exposes no start event
+        if api.started and started is not None:
+            started.set()
+        await asyncio.wait([consumer_task, api_task, asyncio.create_task(stop.wait())],
+                           return_when=asyncio.FIRST_COMPLETED)
+        stop.set()
+        api.should_exit = True
+        await asyncio.gather(consumer_task, api_task)
+    finally:
+        await pool.close()
 
 
 def main() -> None:
-    run_service(CONSUMER, Settings(), HANDLERS, deps_factory=build_deps)
+    settings = Settings()
+    configure_logging(settings.log_level)
+    configure_telemetry(CONSUMER)
+
+    async def go() -> None:
+        stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+        await serve_memory(settings, stop=stop)
+
+    asyncio.run(go())
 
 
 if __name__ == "__main__":

@@ -35,6 +35,8 @@ class MemorySettings(BaseSettings):
     candidate_pool_max: int = Field(default=100, ge=1, le=20000, validation_alias="MEMORY_CANDIDATE_POOL_MAX")
     prior_pool: int = Field(default=200, ge=1, le=20000, validation_alias="MEMORY_PRIOR_POOL")
     hnsw_ef_search: int = Field(default=100, ge=1, le=1000, validation_alias="MEMORY_HNSW_EF_SEARCH")
+    memory_api_host: str = Field(default="0.0.0.0", min_length=1, validation_alias="MEMORY_API_HOST")
+    memory_api_port: int = Field(default=8101, ge=0, le=65535, validation_alias="MEMORY_API_PORT")
     duplicate_window_hours: float = Field(
         default=24.0, gt=0, validation_alias="MEMORY_DUPLICATE_WINDOW_HOURS"
     )

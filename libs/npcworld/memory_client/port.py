@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from npcworld.contracts import MemoryKind
 
-__all__ = ["MemoryReader", "MemoryView", "RetrievalRequest", "RetrievedView", "Weights"]
+__all__ = ["MemoryPage", "MemoryReader", "MemoryView", "RetrievalRequest", "RetrievedView", "Weights"]
 
 
 class Weights(BaseModel):
@@ -46,6 +46,15 @@ class RetrievedView(MemoryView):
     importance_score: float
     relevance: float
     score: float
+
+
+class MemoryPage(BaseModel):
+    """One page of an NPC's memories, newest first; ``next_cursor`` is None on the last page."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    items: tuple[MemoryView, ...]
+    next_cursor: str | None = None
 
 
 class RetrievalRequest(BaseModel):

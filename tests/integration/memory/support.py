@@ -1,9 +1,11 @@
-"""Helpers for memory integration tests: NPC ids, envelopes, handler runs and synthetic memory streams."""
+"""Memory integration test helpers: ids, envelopes, handler runs, synthetic streams, the running service."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -14,12 +16,17 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import Envelope, EventPayload
+from npcworld.embeddings import Embedder
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.ids import new_id
+from services.memory.consumer import serve_memory
 from services.memory.deps import MemoryDeps
 from services.memory.domain import Memory, NpcRef
 from services.memory.handlers import HANDLERS
 from services.memory.repository import MemoryRepository
+from services.memory.settings import Settings
+from tests.infra import free_port
+from tests.polling import eventually
 
 T0 = datetime(2023, 2, 13, 8, 0, tzinfo=UTC)
 
@@ -89,3 +96,38 @@ def random_stream(
     importances = [int(x) for x in rng.integers(1, 11, n)]
     accessed = [T0 + timedelta(minutes=int(m)) for m in rng.integers(0, 14400, n)]
     return vectors, importances, accessed
+
+
+@asynccontextmanager
+async def running_memory_service(
+    database_url: str, bootstrap: str, *, embedder: Embedder | None = None, consumer: str | None = None
+) -> AsyncIterator[str]:
+    """The memory service (consumer loop + internal API) in this process on a free port; yields its base URL.
+
+    For other services' integration tests: point their MEMORY_API_URL / HttpMemoryReader at the URL.
+    The consumer group is unique unless ``consumer`` is given; pass the session's local embedder to skip
+    loading the model again. Everything stops when the block exits.
+    """
+    port = free_port()
+    settings = Settings(
+        DATABASE_URL=database_url, KAFKA_BOOTSTRAP_SERVERS=bootstrap,
+        MEMORY_API_HOST="127.0.0.1", MEMORY_API_PORT=port,
+    )
+    stop, started = asyncio.Event(), asyncio.Event()
+    task = asyncio.create_task(serve_memory(
+        settings, stop=stop, embedder=embedder, started=started,
+        consumer=consumer or f"memory-{uuid.uuid4().hex[:8]}",
+    ))
+    try:
+        await eventually(lambda: _ready(started, task), lambda ready: ready, timeout=60)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop.set()
+        await task
+
+
+async def _ready(started: asyncio.Event, task: asyncio.Task[None]) -> bool:
+    if task.done():
+        task.result()  # raises what stopped the service
+        raise RuntimeError("the memory service exited at start")
+    return started.is_set()

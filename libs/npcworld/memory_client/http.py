@@ -1,0 +1,93 @@
+"""``HttpMemoryReader``: the MemoryReader port over the memory service's internal HTTP API."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import httpx
+from pydantic import TypeAdapter
+
+from npcworld.contracts import MemoryKind
+from npcworld.errors import NotFoundError, PermanentError, TransientError, ValidationError
+from npcworld.memory_client.port import MemoryPage, MemoryView, RetrievalRequest, RetrievedView
+
+__all__ = ["HttpMemoryReader"]
+
+_RETRIEVED = TypeAdapter(list[RetrievedView])
+_VIEWS = TypeAdapter(list[MemoryView])
+
+
+class HttpMemoryReader:
+    """Reads memory streams from the memory service at ``base_url`` (e.g. ``Settings().memory_api_url``).
+
+    Errors: 404 → NotFoundError, 422 → ValidationError naming the field, 409 → PermanentError (the
+    stream lives in another embedding space), unreachable or 5xx → TransientError.
+    """
+
+    def __init__(
+        self, base_url: str, *, timeout: float = 10.0, client: httpx.AsyncClient | None = None
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._client = client or httpx.AsyncClient(base_url=self.base_url, timeout=timeout)
+        self._owns_client = client is None
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def retrieve(self, request: RetrievalRequest) -> list[RetrievedView]:
+        """Top-k by recency + importance + relevance; the memory service marks them accessed."""
+        body = await self._call("POST", "/internal/v1/retrieve", json=request.model_dump(mode="json"))
+        return _RETRIEVED.validate_python(body)
+
+    async def recent(
+        self, tenant_id: str, world_id: str, npc_id: str, *, limit: int = 100,
+        kinds: tuple[MemoryKind, ...] = (),
+    ) -> list[MemoryView]:
+        """The NPC's most recent memories (newest first), optionally only of some kinds."""
+        params = _ids(tenant_id, world_id, npc_id) | {"limit": limit, "kind": list(kinds)}
+        return _VIEWS.validate_python(await self._call("GET", "/internal/v1/recent", params=params))
+
+    async def list_memories(
+        self, tenant_id: str, world_id: str, npc_id: str, *, limit: int = 100,
+        kinds: Sequence[MemoryKind] = (), since: datetime | None = None, until: datetime | None = None,
+        cursor: str | None = None,
+    ) -> MemoryPage:
+        """One page of the NPC's memories newest first, filtered by kind and creation world time."""
+        params: dict[str, Any] = _ids(tenant_id, world_id, npc_id) | {"limit": limit, "kind": list(kinds)}
+        params |= {k: v for k, v in (("since", since), ("until", until), ("cursor", cursor)) if v is not None}
+        params = {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in params.items()}
+        return MemoryPage.model_validate(await self._call("GET", "/internal/v1/memories", params=params))
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = await self._client.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise TransientError(f"memory service at {self.base_url} unreachable: {exc!r}") from exc
+        if response.status_code < 300:
+            return response.json()
+        detail, field = _problem(response)
+        if response.status_code == 404:
+            raise NotFoundError(detail)
+        if response.status_code == 422:
+            raise ValidationError(detail, field=field)
+        if response.status_code < 500:
+            raise PermanentError(f"memory service refused the request ({response.status_code}): {detail}")
+        raise TransientError(f"memory service failed ({response.status_code}): {detail}")
+
+
+def _ids(tenant_id: str, world_id: str, npc_id: str) -> dict[str, Any]:
+    return {"tenant_id": tenant_id, "world_id": world_id, "npc_id": npc_id}
+
+
+def _problem(response: httpx.Response) -> tuple[str, str | None]:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:500], None
+    if not isinstance(body, dict):
+        return str(body)[:500], None
+    field = body.get("field")
+    return str(body.get("detail") or body.get("title") or response.reason_phrase), field if field else None

@@ -1,0 +1,164 @@
+"""The memory service's internal HTTP API: retrieval, recent memories and a filtered, paged listing.
+
+Other services reach it through ``npcworld.memory_client.http.HttpMemoryReader``. Errors are JSON
+bodies with ``title``, ``detail`` and ``field``: 422 for a bad request (naming the field), 404 for an
+NPC the memory service does not know, 409 when the stream lives in another embedding space.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from psycopg_pool import AsyncConnectionPool
+
+from npcworld.contracts import MemoryKind
+from npcworld.db import open_pool
+from npcworld.embeddings import EmbeddingSpaceMismatchError
+from npcworld.errors import NotFoundError, ValidationError
+from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.memory_client import MemoryPage, MemoryView, RetrievalRequest, RetrievedView
+from services.memory.deps import MemoryDeps
+from services.memory.domain import Memory, NpcRef, RetrievalWeights
+from services.memory.retrieval import RetrievedMemory, retrieve
+
+__all__ = ["MAX_PAGE", "create_app"]
+
+MAX_PAGE = 500
+Id = Annotated[str, Query(min_length=1, max_length=100)]
+
+
+def create_app(
+    deps: MemoryDeps, *, pool: AsyncConnectionPool | None = None, database_url: str = ""
+) -> FastAPI:
+    """The internal API; uses ``pool`` when given, else opens its own on ``database_url`` at start-up."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.pool = pool or await open_pool(database_url, max_size=4, name="memory-api")
+        try:
+            yield
+        finally:
+            if pool is None:
+                await app.state.pool.close()
+
+    app = FastAPI(title="npcworld memory (internal)", version="1", lifespan=lifespan)
+    app.state.deps = deps
+    _install_errors(app)
+    _routes(app)
+    return app
+
+
+def _routes(app: FastAPI) -> None:
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.post("/internal/v1/retrieve", response_model=list[RetrievedView])
+    async def retrieve_memories(body: RetrievalRequest, request: Request) -> list[RetrievedView]:
+        deps: MemoryDeps = request.app.state.deps
+        w = body.weights
+        weights = RetrievalWeights(w.recency, w.importance, w.relevance) if w else RetrievalWeights()
+        npc = NpcRef(body.tenant_id, body.world_id, body.npc_id)
+        async with request.app.state.pool.connection() as conn, conn.transaction():
+            found = await retrieve(
+                UnitOfWork(conn, EventStore()), deps, npc, body.query, k=body.k, now=body.now, weights=weights
+            )
+        return [_retrieved(r) for r in found]
+
+    @app.get("/internal/v1/recent", response_model=list[MemoryView])
+    async def recent(
+        request: Request, tenant_id: Id, world_id: Id, npc_id: Id,
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+        kind: Annotated[list[MemoryKind] | None, Query()] = None,
+    ) -> list[MemoryView]:
+        page = await _page(request, NpcRef(tenant_id, world_id, npc_id), limit=limit, kinds=kind or [])
+        return list(page.items)
+
+    @app.get("/internal/v1/memories", response_model=MemoryPage)
+    async def list_memories(
+        request: Request, tenant_id: Id, world_id: Id, npc_id: Id,
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+        kind: Annotated[list[MemoryKind] | None, Query()] = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        cursor: Annotated[str | None, Query(max_length=200)] = None,
+    ) -> MemoryPage:
+        npc = NpcRef(tenant_id, world_id, npc_id)
+        return await _page(request, npc, limit=limit, kinds=kind or [], since=since, until=until,
+                           after=_decode_cursor(cursor) if cursor else None)
+
+
+async def _page(request: Request, npc: NpcRef, *, limit: int, **filters: Any) -> MemoryPage:
+    deps: MemoryDeps = request.app.state.deps
+    async with request.app.state.pool.connection() as conn:
+        stream = await deps.repository.get_npc(conn, npc)
+        if stream is None:
+            raise NotFoundError(f"NPC {npc.npc_id!r} not found in world {npc.world_id!r}")
+        rows = await deps.repository.page(conn, stream, limit=limit + 1, **filters)
+    items = tuple(_view(m) for m in rows[:limit])
+    last = rows[limit - 1] if len(rows) > limit else None
+    return MemoryPage(items=items, next_cursor=_encode_cursor(last) if last else None)
+
+
+def _encode_cursor(memory: Memory) -> str:
+    raw = f"{memory.created_at.isoformat()}|{memory.memory_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        at, memory_id = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode().split("|")
+        return datetime.fromisoformat(at), str(uuid.UUID(memory_id))
+    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        raise ValidationError("cursor is not one this API returned", field="cursor") from exc
+
+
+def _view(m: Memory) -> MemoryView:
+    return MemoryView(
+        memory_id=m.memory_id, kind=m.kind, description=m.description, importance=m.importance,
+        created_at=m.created_at, last_accessed_at=m.last_accessed_at, location=m.location, subject=m.subject,
+        evidence=m.evidence, depth=m.depth,
+    )
+
+
+def _retrieved(r: RetrievedMemory) -> RetrievedView:
+    s = r.scores
+    return RetrievedView(
+        **_view(r.memory).model_dump(), recency=s.recency, importance_score=s.importance,
+        relevance=s.relevance, score=s.score,
+    )
+
+
+def _error(status: int, title: str, detail: str, field: str | None = None) -> JSONResponse:
+    body = {"title": title, "status": status, "detail": detail, "field": field}
+    return JSONResponse(body, status_code=status, media_type="application/problem+json")
+
+
+def _install_errors(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {"loc": ("request",), "msg": "invalid"}
+        loc = [str(p) for p in first["loc"] if p not in ("body", "query")]
+        field = ".".join(loc) or "request"
+        return _error(422, "Invalid request", f"{field}: {first['msg']}", field)
+
+    @app.exception_handler(ValidationError)
+    async def rejected(_: Request, exc: ValidationError) -> JSONResponse:
+        return _error(422, "Invalid request", str(exc), exc.field)
+
+    @app.exception_handler(NotFoundError)
+    async def not_found(_: Request, exc: NotFoundError) -> JSONResponse:
+        return _error(404, "Not found", str(exc))
+
+    @app.exception_handler(EmbeddingSpaceMismatchError)
+    async def other_space(_: Request, exc: EmbeddingSpaceMismatchError) -> JSONResponse:
+        return _error(409, "Embedding space mismatch", str(exc))

@@ -1,0 +1,123 @@
+"""The memory service's internal API over HTTP, running with its consumer on the real Postgres and broker."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import httpx
+import pytest
+from psycopg_pool import AsyncConnectionPool
+
+from npcworld.contracts import NpcCreated, ObservationMade
+from npcworld.embeddings import LocalMiniLMEmbedder
+from npcworld.errors import NotFoundError, ValidationError
+from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.memory_client import RetrievalRequest
+from npcworld.memory_client.http import HttpMemoryReader
+from npcworld.outbox import OutboxRelay
+from services.memory.domain import NpcRef, memory_stream_id
+from tests.infra import BrokerForTests
+from tests.integration.memory.support import T0, envelope, new_npc, running_memory_service
+from tests.polling import eventually
+
+pytestmark = pytest.mark.integration
+
+SEED = "Isabella runs Hobbs Cafe; she is planning a Valentine's Day party; she likes Klaus"
+SEEN = ["the stove is idle", "Klaus is reading a book", "Maria is studying chemistry", "the cafe is crowded"]
+
+
+@pytest.fixture
+async def service(
+    pool: AsyncConnectionPool, database_url: str, broker: BrokerForTests, local_embedder: LocalMiniLMEmbedder
+) -> AsyncIterator[HttpMemoryReader]:
+    stop = asyncio.Event()
+    relay = asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop))
+    try:
+        async with running_memory_service(database_url, broker.bootstrap, embedder=local_embedder) as url:
+            reader = HttpMemoryReader(url)
+            yield reader
+            await reader.aclose()
+    finally:
+        stop.set()
+        await relay
+
+
+async def _populate(pool: AsyncConnectionPool, reader: HttpMemoryReader) -> NpcRef:
+    npc = new_npc()
+    async with pool.connection() as conn, conn.transaction():
+        uow = UnitOfWork(conn, EventStore())
+        created = NpcCreated(npc_id=npc.npc_id, name="Isabella Rodriguez", seed=SEED)
+        await uow.append(f"world-{npc.world_id}", [envelope(created, npc, T0, npc_id="")])
+        seen = [envelope(ObservationMade(description=t), npc, T0 + timedelta(hours=i + 1))
+                for i, t in enumerate(SEEN)]
+        await uow.append(f"perception-{npc.npc_id}", seen)
+
+    async def count() -> int:
+        try:
+            return len(await reader.recent(npc.tenant_id, npc.world_id, npc.npc_id))
+        except NotFoundError:
+            return 0
+
+    await eventually(count, lambda n: n == 7, timeout=60)
+    return npc
+
+
+def _request(npc: NpcRef, query: str, k: int = 3) -> RetrievalRequest:
+    return RetrievalRequest(tenant_id=npc.tenant_id, world_id=npc.world_id, npc_id=npc.npc_id, query=query,
+                            k=k, now=T0 + timedelta(hours=6))
+
+
+async def test_retrieval_over_http_ranks_marks_accessed_and_records_the_access(
+    pool: AsyncConnectionPool, service: HttpMemoryReader
+) -> None:
+    npc = await _populate(pool, service)
+    found = await service.retrieve(_request(npc, "Is there a party for Valentine's Day?"))
+    assert found[0].description == "she is planning a Valentine's Day party"
+    assert len(found) == 3 and all(0 <= r.relevance <= 1 and 0 <= r.recency <= 1 for r in found)
+    assert all(r.score == pytest.approx(r.recency + r.importance_score + r.relevance) for r in found)
+    # The returned view shows the access time the recency score came from; the stream moved on.
+    after = {m.memory_id: m for m in await service.recent(npc.tenant_id, npc.world_id, npc.npc_id)}
+    assert all(after[r.memory_id].last_accessed_at == T0 + timedelta(hours=6) for r in found)
+    async with pool.connection() as conn:
+        events = await EventStore().read_stream(conn, memory_stream_id(npc))
+    [accessed] = [e.envelope.payload for e in events if e.envelope.type == "MemoriesAccessed"]
+    assert list(accessed.memory_ids) == [r.memory_id for r in found]  # type: ignore[attr-defined]
+
+
+async def test_bad_queries_get_4xx_naming_the_field_and_other_tenants_see_nothing(
+    pool: AsyncConnectionPool, service: HttpMemoryReader
+) -> None:
+    npc = await _populate(pool, service)
+    with pytest.raises(ValidationError) as blank:
+        await service.retrieve(_request(npc, "   "))
+    assert blank.value.field == "query"
+    body = _request(npc, "party").model_dump(mode="json") | {"k": 0}
+    async with httpx.AsyncClient(base_url=service.base_url) as raw:
+        response = await raw.post("/internal/v1/retrieve", json=body)
+    assert response.status_code == 422 and response.json()["field"] == "k"
+    for other in (NpcRef("other-tenant", npc.world_id, npc.npc_id), NpcRef(npc.tenant_id, "w2", npc.npc_id),
+                  NpcRef(npc.tenant_id, npc.world_id, "nobody")):
+        with pytest.raises(NotFoundError):
+            await service.retrieve(_request(other, "party"))
+        with pytest.raises(NotFoundError):
+            await service.recent(other.tenant_id, other.world_id, other.npc_id)
+
+
+async def test_listing_filters_by_kind_and_time_and_pages_with_a_cursor(
+    pool: AsyncConnectionPool, service: HttpMemoryReader
+) -> None:
+    npc = await _populate(pool, service)
+    ids = (npc.tenant_id, npc.world_id, npc.npc_id)
+    first = await service.list_memories(*ids, limit=3, kinds=("observation",))
+    second = await service.list_memories(*ids, limit=3, kinds=("observation",), cursor=first.next_cursor)
+    assert [m.description for m in first.items + second.items] == SEEN[::-1]
+    assert second.next_cursor is None
+    window = await service.list_memories(*ids, since=T0 + timedelta(hours=2), until=T0 + timedelta(hours=3))
+    assert [m.description for m in window.items] == ["Maria is studying chemistry", "Klaus is reading a book"]
+    seeds = await service.recent(*ids, kinds=("seed",))
+    assert {m.description for m in seeds} == {p.strip() for p in SEED.split(";")}
+    with pytest.raises(ValidationError) as bad:
+        await service.list_memories(*ids, cursor="not-a-cursor")
+    assert bad.value.field == "cursor"
