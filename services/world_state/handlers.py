@@ -1,18 +1,43 @@
-"""world_state projection appliers (and, later, its reactions)."""
+"""world_state projection appliers and reactions: templates become worlds, decided actions become routes."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 from psycopg import AsyncConnection
 
-from npcworld.contracts import Envelope, NpcCreated, WorldCreated, WorldForked
+from npcworld.contracts import (
+    ActionDecided,
+    ClockChanged,
+    Envelope,
+    NpcCreated,
+    NpcMove,
+    NpcsMoved,
+    ObjectStateChanged,
+    WorldCreated,
+    WorldDefined,
+    WorldForked,
+    WorldTicked,
+)
+from npcworld.eventstore import UnitOfWork
+from npcworld.fork import world_stream
 from npcworld.projection import Projection
+from npcworld.templates import load_template
+from services.world_state.domain import WorldTree, start_action
 from services.world_state.repository import TABLES, WorldRepository
+from services.world_state.trees import TreeCache
 
-__all__ = ["HANDLERS", "PROJECTION"]
+__all__ = ["CONSUMER", "HANDLERS", "PROJECTION", "WorldStateDeps"]
 
 CONSUMER = "world_state"
+
+
+@dataclass(frozen=True)
+class WorldStateDeps:
+    """What the reactions need besides the unit of work."""
+
+    trees: TreeCache
 
 
 async def apply_world_created(event: Envelope, conn: AsyncConnection[Any]) -> None:
@@ -29,9 +54,85 @@ async def apply_world_deleted(event: Envelope, conn: AsyncConnection[Any]) -> No
     await WorldRepository(conn).mark_deleted(event.world_id)
 
 
+async def apply_world_defined(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    assert isinstance(event.payload, WorldDefined)
+    repo = WorldRepository(conn)
+    await repo.save_definition(event, event.payload, await repo.start_time(event.world_id) or event.world_time)
+
+
 async def apply_npc_created(event: Envelope, conn: AsyncConnection[Any]) -> None:
     assert isinstance(event.payload, NpcCreated)
-    await WorldRepository(conn).add_npc(event, event.payload)
+    repo = WorldRepository(conn)
+    stored = await repo.definition(event.world_id)
+    location = event.payload.location
+    tile = None
+    if stored is not None and location:
+        tile = WorldTree.from_definition(event.world_id, stored[1]).target_tile(location)
+    await repo.add_npc(event, event.payload, tile)
+
+
+async def apply_npcs_moved(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    assert isinstance(event.payload, NpcsMoved)
+    repo = WorldRepository(conn)
+    for move in event.payload.moves:
+        await repo.apply_move(event.world_id, move.npc_id, move.path, move.tile, event.event_id)
+
+
+async def apply_object_state_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    p = event.payload
+    assert isinstance(p, ObjectStateChanged)
+    await WorldRepository(conn).set_object_state(event.world_id, p.object_path, p.state, p.source, event.event_id)
+
+
+async def apply_clock_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    assert isinstance(event.payload, ClockChanged)
+    repo = WorldRepository(conn)
+    clock = await repo.clock(event.world_id)
+    if clock is not None:
+        await repo.save_clock(replace(clock, paused=event.payload.paused, speed=event.payload.speed,
+                                      step_seconds=event.payload.step_seconds, last_tick_wall=0.0))
+
+
+async def apply_world_ticked(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    assert isinstance(event.payload, WorldTicked)
+    await WorldRepository(conn).apply_tick(event.world_id, event.payload.step, event.world_time)
+
+
+async def on_world_created(event: Envelope, uow: UnitOfWork, deps: WorldStateDeps) -> None:
+    """A world created from a template gets the template's tree, tile map and NPCs."""
+    assert isinstance(event.payload, WorldCreated)
+    if not event.payload.template:
+        return
+    template = load_template(event.payload.template)
+    defined = uow.new_event(template.definition(event.payload.template))
+    npcs = [uow.new_event(npc, npc_id=npc.npc_id) for npc in template.personas(event.world_id)]
+    await uow.append(world_stream(event.world_id), [defined, *npcs])
+
+
+async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: WorldStateDeps) -> None:
+    """In a tiled world the NPC appears on a tile of its starting place; everyone else learns where."""
+    assert isinstance(event.payload, NpcCreated)
+    repo = WorldRepository(uow.conn)
+    tree = await deps.trees.get(repo, event.world_id)
+    npc = next((n for n in await repo.npc_states(event.world_id) if n.npc_id == event.payload.npc_id), None)
+    if tree is None or tree.grid is None or npc is None or npc.tile is None or npc.path is None:
+        return
+    placed = NpcMove(npc_id=npc.npc_id, path=tree.address(npc.tile) or npc.path, tile=npc.tile)
+    moved = uow.new_event(NpcsMoved(moves=(placed,)), npc_id=npc.npc_id)
+    await uow.append(f"positions-{event.world_id}", [moved])
+    await repo.apply_move(event.world_id, npc.npc_id, placed.path, npc.tile, moved.event_id)
+
+
+async def on_action_decided(event: Envelope, uow: UnitOfWork, deps: WorldStateDeps) -> None:
+    """The NPC takes up its action: a route to the action's place, its object state applied on arrival."""
+    assert isinstance(event.payload, ActionDecided) and event.npc_id is not None
+    repo = WorldRepository(uow.conn)
+    tree = await deps.trees.get(repo, event.world_id)
+    npcs = {n.npc_id: n for n in await repo.npc_states(event.world_id, lock=True)}
+    npc = npcs.get(event.npc_id)
+    if tree is None or npc is None:
+        return
+    await repo.save_npc_states(event.world_id, [start_action(tree, npc, event.payload)], moved_by=None)
 
 
 PROJECTION = Projection(
@@ -41,7 +142,16 @@ PROJECTION = Projection(
         "WorldCreated": apply_world_created,
         "WorldForked": apply_world_forked,
         "WorldDeleted": apply_world_deleted,
+        "WorldDefined": apply_world_defined,
         "NpcCreated": apply_npc_created,
+        "NpcsMoved": apply_npcs_moved,
+        "ObjectStateChanged": apply_object_state_changed,
+        "ClockChanged": apply_clock_changed,
+        "WorldTicked": apply_world_ticked,
     },
 )
-HANDLERS: dict[str, Any] = {}
+HANDLERS: dict[str, Any] = {
+    "WorldCreated": on_world_created,
+    "NpcCreated": on_npc_created,
+    "ActionDecided": on_action_decided,
+}

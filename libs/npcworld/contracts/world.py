@@ -126,6 +126,7 @@ class WorldDefined(EventPayload):
     tile_map: TileMap | None = None
     source: Literal["template", "studio"] = "studio"
     template: str | None = None
+    step_seconds: float = Field(default=10, gt=0, le=86400, description="world seconds per clock step")
 
 
 class NpcMove(BaseModel):

@@ -63,7 +63,8 @@ class Template(BaseModel):
 
     def definition(self, template_name: str) -> WorldDefined:
         sectors = tuple(SectorDef(name=s.name, arenas=s.arenas) for s in self.sectors)
-        return WorldDefined(sectors=sectors, tile_map=self.tile_map(), source="template", template=template_name)
+        return WorldDefined(sectors=sectors, tile_map=self.tile_map(), source="template", template=template_name,
+                            step_seconds=self.step_seconds)
 
     def personas(self, world_id: str) -> tuple[NpcCreated, ...]:
         """The NPCs with their places prefixed by the world id (``world:sector:arena``)."""

@@ -1,0 +1,1 @@
+"""perception service: what each NPC perceives every step, and its spatial memory."""

@@ -1,0 +1,132 @@
+"""perception: projection appliers (world layout, positions, activities, object states) and the per-step pass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from npcworld.contracts import (
+    ActionDecided,
+    Envelope,
+    NpcCreated,
+    NpcsMoved,
+    ObjectStateChanged,
+    ObservationMade,
+    PlacesDiscovered,
+    WorldDefined,
+)
+from npcworld.eventstore import UnitOfWork
+from npcworld.projection import Projection
+from services.perception.domain import new_percepts, perceive, visible_places
+from services.perception.layouts import LayoutCache
+from services.perception.repository import TABLES, PerceptionRepository
+
+__all__ = ["CONSUMER", "HANDLERS", "PROJECTION", "PerceptionDeps"]
+
+CONSUMER = "perception"
+
+
+@dataclass(frozen=True)
+class PerceptionDeps:
+    """Vision radius and attention bandwidth (DESIGN.md: 8 and 8), and the layout cache."""
+
+    layouts: LayoutCache
+    radius: int = 8
+    bandwidth: int = 8
+
+
+def perception_stream(world_id: str) -> str:
+    return f"perceived-{world_id}"
+
+
+async def apply_world_defined(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    assert isinstance(event.payload, WorldDefined)
+    await PerceptionRepository(conn).save_world(event, event.payload)
+
+
+async def apply_npc_created(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    assert isinstance(event.payload, NpcCreated)
+    await PerceptionRepository(conn).add_npc(event, event.payload, None)
+
+
+async def apply_npcs_moved(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    assert isinstance(event.payload, NpcsMoved)
+    repo = PerceptionRepository(conn)
+    for move in event.payload.moves:
+        await repo.move(event.world_id, move.npc_id, move.path, move.tile, event.event_id)
+
+
+async def apply_object_state_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    p = event.payload
+    assert isinstance(p, ObjectStateChanged)
+    await PerceptionRepository(conn).set_object_state(event.world_id, p.object_path, p.state, event.event_id)
+
+
+async def apply_action_decided(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    assert isinstance(event.payload, ActionDecided) and event.npc_id is not None
+    await PerceptionRepository(conn).set_activity(event.world_id, event.npc_id, event.payload.description)
+
+
+async def apply_places_discovered(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    assert isinstance(event.payload, PlacesDiscovered) and event.npc_id is not None
+    await PerceptionRepository(conn).add_known_places(event.world_id, event.npc_id, event.payload.paths)
+
+
+async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: PerceptionDeps) -> None:
+    """The persona's spatial memory starts with the places it already knows (its home, its work)."""
+    assert isinstance(event.payload, NpcCreated)
+    paths = tuple(dict.fromkeys([*([event.payload.location] if event.payload.location else []),
+                                 *event.payload.known_places]))
+    layout = await deps.layouts.get(PerceptionRepository(uow.conn), event.world_id)
+    if layout is not None:
+        paths = tuple(p for p in paths if p in layout.arenas or p in layout.objects)
+    if paths:
+        found = uow.new_event(PlacesDiscovered(paths=paths), npc_id=event.payload.npc_id)
+        await uow.append(perception_stream(event.world_id), [found])
+        await PerceptionRepository(uow.conn).add_known_places(event.world_id, event.payload.npc_id, paths)
+
+
+async def on_world_ticked(event: Envelope, uow: UnitOfWork, deps: PerceptionDeps) -> None:
+    """Every NPC perceives its surroundings: new observations and newly seen places become events."""
+    repo = PerceptionRepository(uow.conn)
+    layout = await deps.layouts.get(repo, event.world_id)
+    if layout is None:
+        return
+    bodies, objects = await repo.bodies(event.world_id), await repo.objects(event.world_id)
+    seen, known = await repo.seen(event.world_id), await repo.known_places(event.world_id)
+    out: list[Envelope] = []
+    remembered: list[tuple[str, str, str]] = []
+    for viewer in bodies:
+        fresh = new_percepts(perceive(viewer, bodies, objects, layout, deps.radius, deps.bandwidth),
+                             seen.get(viewer.npc_id, {}))
+        out += [uow.new_event(ObservationMade(description=p.description, subject=p.subject, predicate=p.predicate,
+                                              object=p.object, location=p.location), npc_id=viewer.npc_id)
+                for p in fresh]
+        remembered += [(viewer.npc_id, p.entity, p.description) for p in fresh]
+        places = sorted(visible_places(viewer, layout, deps.radius) - known.get(viewer.npc_id, set()))
+        if places:
+            out.append(uow.new_event(PlacesDiscovered(paths=tuple(places)), npc_id=viewer.npc_id))
+            await repo.add_known_places(event.world_id, viewer.npc_id, tuple(places))
+    if out:
+        await uow.append(perception_stream(event.world_id), out)
+        await repo.remember_seen(event.world_id, remembered)
+
+
+PROJECTION = Projection(
+    CONSUMER,
+    TABLES,
+    {
+        "WorldDefined": apply_world_defined,
+        "NpcCreated": apply_npc_created,
+        "NpcsMoved": apply_npcs_moved,
+        "ObjectStateChanged": apply_object_state_changed,
+        "ActionDecided": apply_action_decided,
+        "PlacesDiscovered": apply_places_discovered,
+    },
+)
+HANDLERS: dict[str, Any] = {
+    "NpcCreated": on_npc_created,
+    "WorldTicked": on_world_ticked,
+}

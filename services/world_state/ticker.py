@@ -1,0 +1,97 @@
+"""The world clock driver: one ticker per world_state process advances every running world's clock.
+
+Each tick is one transaction: lock the clock row (SKIP LOCKED, so several world_state replicas never tick
+the same world twice), walk NPCs one tile along their routes, apply object states of arrivals, append
+``NpcsMoved`` / ``ObjectStateChanged`` / ``WorldTicked`` and save the clock. A restart resumes from the
+saved clock. Stepped clocks first wait until the pipeline has digested the previous step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from psycopg_pool import AsyncConnectionPool
+
+from npcworld.contracts import Envelope, EventPayload, NpcsMoved
+from npcworld.eventstore import EventStore, UnitOfWork
+from services.world_state.domain import is_due, next_tick, step_npcs
+from services.world_state.quiescence import PipelineProbe
+from services.world_state.repository import WorldRepository
+from services.world_state.trees import TreeCache
+
+__all__ = ["Ticker", "clock_stream"]
+
+logger = logging.getLogger(__name__)
+
+
+def clock_stream(world_id: str) -> str:
+    return f"clock-{world_id}"
+
+
+class Ticker:
+    """Advances due clocks until stopped."""
+
+    def __init__(self, pool: AsyncConnectionPool, trees: TreeCache, probe: PipelineProbe, *,
+                 poll_seconds: float = 0.01, stepped_max_wait: float = 30.0) -> None:
+        self.pool = pool
+        self.trees = trees
+        self.probe = probe
+        self.poll_seconds = poll_seconds
+        self.stepped_max_wait = stepped_max_wait
+
+    async def run(self, stop: asyncio.Event) -> None:
+        logger.info("world clock ticker started")
+        while not stop.is_set():
+            ticked = await self.run_once()
+            if not ticked:
+                try:
+                    await asyncio.wait_for(stop.wait(), self.poll_seconds)
+                except TimeoutError:
+                    pass
+
+    async def run_once(self) -> int:
+        """Tick every due world once; stepped worlds wait for the pipeline first. Returns worlds ticked."""
+        async with self.pool.connection() as conn:
+            repo = WorldRepository(conn)
+            worlds = [(w, await repo.clock(w)) for w in await repo.running_clocks()]
+        stepped = [w for w, c in worlds if c is not None and c.speed is None]
+        if stepped and not await self.probe.wait_idle(self.stepped_max_wait):
+            logger.warning("pipeline still busy after %.0fs; stepping %s anyway", self.stepped_max_wait, stepped)
+        count = 0
+        for world_id, _ in worlds:
+            count += await self.tick(world_id, time.time())
+        return count
+
+    async def tick(self, world_id: str, wall_now: float) -> bool:
+        """One step of one world if its clock is running and due; False otherwise."""
+        async with self.pool.connection() as conn, conn.transaction():
+            repo = WorldRepository(conn)
+            clock = await repo.clock(world_id, lock=True)
+            if clock is None or not is_due(clock, wall_now):
+                return False
+            tree = await self.trees.get(repo, world_id)
+            advanced, ticked = next_tick(clock, wall_now)
+            uow = UnitOfWork(conn, EventStore())
+
+            def event(payload: EventPayload, npc_id: str | None = None) -> Envelope:
+                return uow.new_event(payload, tenant_id=clock.tenant_id, world_id=world_id,
+                                     world_time=advanced.world_time, npc_id=npc_id)
+
+            events: list[Envelope] = []
+            if tree is not None:
+                before = await repo.npc_states(world_id, lock=True)
+                result = step_npcs(tree, before, advanced.world_time)
+                moved = event(NpcsMoved(moves=tuple(result.moves))) if result.moves else None
+                changes = [(event(change, npc_id), change) for npc_id, change in result.object_changes]
+                events += ([moved] if moved else []) + [e for e, _ in changes]
+                changed = [after for b, after in zip(before, result.npcs, strict=True) if b != after]
+                await repo.save_npc_states(world_id, changed, moved.event_id if moved else None)
+                for envelope, change in changes:
+                    await repo.set_object_state(world_id, change.object_path, change.state, change.source,
+                                                envelope.event_id)
+            events.append(event(ticked))
+            await uow.append(clock_stream(world_id), events)
+            await repo.save_clock(advanced)
+        return True
