@@ -1,17 +1,37 @@
-"""API-key authentication and scope checks."""
+"""API-key authentication, per-key rate limits (429 with Retry-After) and scope checks."""
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from services.gateway.repository import ApiKey, GatewayRepository
+from services.gateway.domain import Bucket, take
+from services.gateway.repository import ApiKey, KeyRepository
 
-__all__ = ["Caller", "require"]
+__all__ = ["Caller", "RateLimiter", "require"]
 
 _bearer = HTTPBearer(auto_error=False, description="API key: `Authorization: Bearer npcw_...`")
+
+
+class RateLimiter:
+    """One token bucket per key in this process (each gateway replica limits on its own)."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.buckets: dict[str, Bucket] = {}
+
+    def admit(self, key: ApiKey) -> float:
+        """0.0 when the request may pass, else the seconds to wait."""
+        rate = key.rate_per_second or self.rate
+        burst = key.burst or (self.burst if key.rate_per_second is None else max(1, math.ceil(rate)))
+        bucket, wait = take(self.buckets.get(key.key_id), time.monotonic(), rate, burst)
+        self.buckets[key.key_id] = bucket
+        return wait
 
 
 async def _caller(
@@ -20,9 +40,13 @@ async def _caller(
     if creds is None:
         raise HTTPException(401, "missing API key", headers={"WWW-Authenticate": "Bearer"})
     async with request.app.state.pool.connection() as conn:
-        key = await GatewayRepository(conn).find_key(creds.credentials)
+        key = await KeyRepository(conn).find_key(creds.credentials)
     if key is None:
         raise HTTPException(401, "unknown or revoked API key", headers={"WWW-Authenticate": "Bearer"})
+    wait = request.app.state.limiter.admit(key)
+    if wait > 0:
+        raise HTTPException(429, f"rate limit of this API key exceeded; retry in {wait:.2f}s",
+                            headers={"Retry-After": str(max(1, math.ceil(wait)))})
     return key
 
 

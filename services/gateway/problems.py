@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from http import HTTPStatus
+
+import psycopg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -25,6 +28,12 @@ def install_problem_handlers(app: FastAPI) -> None:
         return problem(422, "Invalid request", f"{first}: {errors[0]['message']}" if errors else "invalid",
                        errors=errors)
 
+    @app.exception_handler(psycopg.DataError)
+    async def bad_value(_: Request, exc: psycopg.DataError) -> JSONResponse:
+        # A value the database cannot hold (a NUL byte in text, a number out of range).
+        return problem(422, "Invalid request", f"a value cannot be stored: {type(exc).__name__}",
+                       errors=[{"field": "request", "message": str(exc).splitlines()[0]}])
+
     @app.exception_handler(NpcworldError)
     async def domain_error(_: Request, exc: NpcworldError) -> JSONResponse:
         if isinstance(exc, NotFoundError):
@@ -41,6 +50,10 @@ def install_http_problem_handler(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
-        response = problem(exc.status_code, "Request failed", str(exc.detail))
+        try:
+            title = HTTPStatus(exc.status_code).phrase
+        except ValueError:
+            title = "Request failed"
+        response = problem(exc.status_code, title, str(exc.detail))
         response.headers.update(exc.headers or {})
         return response

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["EventOut", "EventPage", "ForkIn", "NpcIn", "NpcOut", "PerceptionIn", "WorldIn", "WorldOut"]
+__all__ = ["EventOut", "ForkIn", "NpcIn", "NpcOut", "PerceptionIn", "WorldIn", "WorldOut"]
 
 
 class _In(BaseModel):
@@ -18,6 +18,8 @@ class WorldIn(_In):
     name: str = Field(min_length=1, max_length=200)
     start_time: datetime = Field(description="World time at which the world starts (ISO 8601 with zone)")
     world_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,100}$")
+    template: str | None = Field(default=None, max_length=100,
+                                 description="Built-in template to load (GET /v1/templates lists them)")
 
 
 class WorldOut(BaseModel):
@@ -63,11 +65,6 @@ class ForkIn(_In):
 
 
 class EventOut(BaseModel):
-    seq: int
+    seq: int = Field(description="position in the event store; the SSE event id")
     stream_id: str
     event: dict[str, Any]
-
-
-class EventPage(BaseModel):
-    items: list[EventOut]
-    next_after: int | None = Field(description="Pass as `after` to get the next page; null at the end")

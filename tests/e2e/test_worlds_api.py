@@ -62,13 +62,14 @@ async def test_a_world_created_over_rest_reaches_the_world_state_projection_and_
 async def test_the_event_log_pages_without_gaps_or_duplicates(client_factory: MakeClient) -> None:
     client = await client_factory()
     world_id = await _world(client, npcs=tuple(f"npc{i}" for i in range(7)))
-    seen, after = [], 0
+    seen: list[str] = []
+    params: dict[str, str | int] = {"limit": 3}
     while True:
-        page = (await client.get(f"/v1/worlds/{world_id}/events", params={"after": after, "limit": 3})).json()
+        page = (await client.get(f"/v1/worlds/{world_id}/events", params=params)).json()
         seen += [item["event"]["type"] for item in page["items"]]
-        if page["next_after"] is None:
+        if page["next_cursor"] is None:
             break
-        after = page["next_after"]
+        params["cursor"] = page["next_cursor"]
     assert seen == ["WorldCreated"] + ["NpcCreated"] * 7
 
 

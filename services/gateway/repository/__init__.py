@@ -1,0 +1,32 @@
+"""All SQL of the gateway: tenants and keys, worlds, settled event reads, idempotency, webhooks, LLM usage."""
+
+from services.gateway.repository._events import EventReader
+from services.gateway.repository._idempotency import IdempotencyRecord, IdempotencyStore
+from services.gateway.repository._keys import SCOPES, ApiKey, KeyRecord, KeyRepository, TenantRecord, hash_key
+from services.gateway.repository._usage import UsageRepository, UsageRow
+from services.gateway.repository._webhooks import (
+    AttemptRecord,
+    DeliveryRecord,
+    WebhookRecord,
+    WebhookRepository,
+)
+from services.gateway.repository._worlds import GatewayRepository
+
+__all__ = [
+    "SCOPES",
+    "ApiKey",
+    "AttemptRecord",
+    "DeliveryRecord",
+    "EventReader",
+    "GatewayRepository",
+    "IdempotencyRecord",
+    "IdempotencyStore",
+    "KeyRecord",
+    "KeyRepository",
+    "TenantRecord",
+    "UsageRepository",
+    "UsageRow",
+    "WebhookRecord",
+    "WebhookRepository",
+    "hash_key",
+]

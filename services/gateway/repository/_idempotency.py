@@ -1,0 +1,80 @@
+"""Stored responses of POSTs sent with an ``Idempotency-Key``, per tenant, until they expire."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg import AsyncConnection
+
+__all__ = ["IdempotencyRecord", "IdempotencyStore"]
+
+
+@dataclass(frozen=True)
+class IdempotencyRecord:
+    """What the first request with this key sent and (once finished) got back."""
+
+    method: str
+    path: str
+    body_hash: bytes
+    status_code: int | None
+    headers: dict[str, str]
+    body: bytes | None
+
+
+class IdempotencyStore:
+    def __init__(self, conn: AsyncConnection[Any]) -> None:
+        self.conn = conn
+
+    async def claim(
+        self, tenant_id: str, key: str, request: tuple[str, str, bytes], ttl_seconds: float
+    ) -> IdempotencyRecord | None:
+        """Claim the key for a new request; returns the earlier record instead when one is live.
+
+        An expired record is replaced. A concurrent claim of the same key waits on the row lock and
+        then sees the first one's record.
+        """
+        method, path, body_hash = request
+        cur = await self.conn.execute(
+            "INSERT INTO gw_idempotency (tenant_id, key, method, path, body_hash, expires_at)"
+            " VALUES (%s, %s, %s, %s, %s, now() + make_interval(secs => %s))"
+            " ON CONFLICT (tenant_id, key) DO UPDATE SET method = excluded.method, path = excluded.path,"
+            " body_hash = excluded.body_hash, status_code = NULL, headers = '{}', body = NULL,"
+            " created_at = now(), expires_at = excluded.expires_at"
+            " WHERE gw_idempotency.expires_at < now() RETURNING 1",
+            (tenant_id, key, method, path, body_hash, ttl_seconds),
+        )
+        if await cur.fetchone() is not None:
+            return None
+        cur = await self.conn.execute(
+            "SELECT method, path, body_hash, status_code, headers, body FROM gw_idempotency"
+            " WHERE tenant_id = %s AND key = %s",
+            (tenant_id, key),
+        )
+        row = await cur.fetchone()
+        assert row is not None
+        return IdempotencyRecord(row[0], row[1], bytes(row[2]), row[3], row[4],
+                                 bytes(row[5]) if row[5] is not None else None)
+
+    async def complete(self, tenant_id: str, key: str, status_code: int, headers: dict[str, str],
+                       body: bytes) -> None:
+        await self.conn.execute(
+            "UPDATE gw_idempotency SET status_code = %s, headers = %s, body = %s WHERE tenant_id = %s AND key = %s",
+            (status_code, json.dumps(headers), body, tenant_id, key),
+        )
+
+    async def release(self, tenant_id: str, key: str) -> None:
+        """Forget a claim whose request failed on our side, so a retry runs again."""
+        await self.conn.execute(
+            "DELETE FROM gw_idempotency WHERE tenant_id = %s AND key = %s AND status_code IS NULL",
+            (tenant_id, key),
+        )
+
+    async def purge_expired(self, limit: int = 1000) -> int:
+        cur = await self.conn.execute(
+            "DELETE FROM gw_idempotency WHERE ctid IN (SELECT ctid FROM gw_idempotency"
+            " WHERE expires_at < now() LIMIT %s)",
+            (limit,),
+        )
+        return cur.rowcount

@@ -1,0 +1,49 @@
+"""Reads of world streams for the gateway (the world aggregate and the tenant's world list)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from npcworld.contracts import EventPayload
+from npcworld.eventstore import EventStore
+from npcworld.fork import world_stream
+from services.gateway.domain import WorldState, fold
+from services.gateway.repository._keys import SCOPES, ApiKey, KeyRepository
+
+__all__ = ["GatewayRepository"]
+
+
+class GatewayRepository:
+    """Reads and writes on the caller's connection."""
+
+    def __init__(self, conn: AsyncConnection[Any]) -> None:
+        self.conn = conn
+        self.store = EventStore()
+
+    async def create_tenant(self, name: str, scopes: tuple[str, ...] = SCOPES) -> tuple[str, str]:
+        """A new tenant with one key; returns (tenant_id, secret). The secret is shown once."""
+        keys = KeyRepository(self.conn)
+        tenant = await keys.create_tenant(name)
+        _, secret = await keys.create_key(tenant.tenant_id, f"{name} bootstrap", scopes)
+        return tenant.tenant_id, secret
+
+    async def find_key(self, secret: str) -> ApiKey | None:
+        return await KeyRepository(self.conn).find_key(secret)
+
+    async def load_world(self, tenant_id: str, world_id: str) -> WorldState:
+        """Fold the world stream; another tenant's world reads as absent."""
+        events = await self.store.read_stream(self.conn, world_stream(world_id))
+        payloads: list[EventPayload] = [e.envelope.payload for e in events if e.envelope.tenant_id == tenant_id]
+        return fold(payloads)
+
+    async def list_world_ids(self, tenant_id: str, after_seq: int = 0, limit: int = 1000) -> list[tuple[int, str]]:
+        """Live worlds of the tenant as (creation seq, world_id), in creation order after ``after_seq``."""
+        cur = await self.conn.execute(
+            "SELECT c.seq, c.world_id FROM events c WHERE c.tenant_id = %s AND c.type = 'WorldCreated'"
+            " AND c.seq > %s AND NOT EXISTS (SELECT 1 FROM events d WHERE d.tenant_id = c.tenant_id"
+            " AND d.world_id = c.world_id AND d.type = 'WorldDeleted') ORDER BY c.seq LIMIT %s",
+            (tenant_id, after_seq, limit),
+        )
+        return [(r[0], r[1]) for r in await cur.fetchall()]

@@ -1,0 +1,182 @@
+"""Webhook subscriptions per world, their delivery log and manual redelivery.
+
+The dispatcher process (services/webhooks) turns each matching event into a delivery row and POSTs it,
+signed with the subscription's secret; see docs/webhooks.md for the signature and retry schedule.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+from uuid import UUID
+
+from fastapi import APIRouter, Path, Query, Request, Response
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, field_validator
+
+from npcworld.contracts import EVENT_TYPES
+from services.gateway.deps import Reader, Writer, live_world
+from services.gateway.pagination import CursorParam, LimitParam, Page, decode_cursor, next_cursor
+from services.gateway.repository import AttemptRecord, DeliveryRecord, WebhookRecord, WebhookRepository
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["webhooks"])
+PATH = "/v1/worlds/{world_id}/webhooks"
+Status = Literal["pending", "delivered", "failed"]
+DeliveryId = Annotated[int, Path(ge=1, le=2**62)]
+
+
+def _known_types(value: list[str] | None) -> list[str] | None:
+    unknown = sorted(set(value or ()) - set(EVENT_TYPES))
+    if unknown:
+        raise ValueError(f"unknown event types: {', '.join(unknown)}")
+    return value
+
+
+class WebhookIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: AnyHttpUrl = Field(description="http(s) endpoint that receives a signed POST per event")
+    event_types: list[str] = Field(default_factory=list, max_length=100, description="empty = every type")
+    description: str = Field(default="", max_length=500)
+
+    _types = field_validator("event_types")(_known_types)
+
+
+class WebhookPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: AnyHttpUrl | None = None
+    event_types: list[str] | None = Field(default=None, max_length=100)
+    description: str | None = Field(default=None, max_length=500)
+    active: bool | None = None
+
+    _types = field_validator("event_types")(_known_types)
+
+
+class WebhookOut(BaseModel):
+    webhook_id: str
+    world_id: str
+    url: str
+    event_types: list[str]
+    description: str
+    active: bool
+    created_at: datetime
+
+
+class WebhookCreated(WebhookOut):
+    secret: str = Field(description="HMAC-SHA256 signing secret; shown only in this response")
+
+
+class DeliveryOut(BaseModel):
+    delivery_id: int
+    webhook_id: str
+    event_id: UUID
+    seq: int
+    event_type: str
+    status: Status
+    attempts: int
+    next_attempt_at: datetime | None = Field(description="when the next try is due (pending only)")
+    last_status_code: int | None
+    last_error: str | None
+    created_at: datetime
+    delivered_at: datetime | None
+
+
+class AttemptOut(BaseModel):
+    attempt: int
+    status_code: int | None
+    error: str | None
+    duration_ms: float
+    attempted_at: datetime
+
+
+class DeliveryDetail(DeliveryOut):
+    attempt_log: list[AttemptOut]
+
+
+def _hook(r: WebhookRecord) -> WebhookOut:
+    return WebhookOut(webhook_id=r.webhook_id, world_id=r.world_id, url=r.url, event_types=list(r.event_types),
+                      description=r.description, active=r.active, created_at=r.created_at)
+
+
+def _delivery(r: DeliveryRecord) -> DeliveryOut:
+    fields = {k: getattr(r, k) for k in DeliveryOut.model_fields}
+    return DeliveryOut(**fields | {"next_attempt_at": r.next_attempt_at if r.status == "pending" else None})
+
+
+def _attempt(a: AttemptRecord) -> AttemptOut:
+    return AttemptOut(attempt=a.attempt, status_code=a.status_code, error=a.error, duration_ms=a.duration_ms,
+                      attempted_at=a.attempted_at)
+
+
+@router.post(PATH, status_code=201, response_model=WebhookCreated)
+async def create_webhook(world_id: str, body: WebhookIn, key: Writer, request: Request) -> WebhookCreated:
+    """Subscribe to this world's events from now on (optionally only some types)."""
+    async with request.app.state.pool.connection() as conn, conn.transaction():
+        await live_world(conn, key.tenant_id, world_id)
+        hook = await WebhookRepository(conn, key.tenant_id, world_id).create(
+            str(body.url), tuple(dict.fromkeys(body.event_types)), body.description)
+    return WebhookCreated(**_hook(hook).model_dump(), secret=hook.secret)
+
+
+@router.get(PATH, response_model=Page[WebhookOut])
+async def list_webhooks(world_id: str, key: Reader, request: Request, cursor: CursorParam = None,
+                        limit: LimitParam = 100) -> Page[WebhookOut]:
+    after = decode_cursor("webhooks", cursor, "")
+    async with request.app.state.pool.connection() as conn:
+        await live_world(conn, key.tenant_id, world_id)
+        hooks = await WebhookRepository(conn, key.tenant_id, world_id).list(after, limit)
+    return Page[WebhookOut](items=[_hook(h) for h in hooks],
+                            next_cursor=next_cursor("webhooks", hooks, limit, hooks[-1].webhook_id if hooks else ""))
+
+
+@router.get(PATH + "/{webhook_id}", response_model=WebhookOut)
+async def get_webhook(world_id: str, webhook_id: str, key: Reader, request: Request) -> WebhookOut:
+    async with request.app.state.pool.connection() as conn:
+        return _hook(await WebhookRepository(conn, key.tenant_id, world_id).get(webhook_id))
+
+
+@router.patch(PATH + "/{webhook_id}", response_model=WebhookOut)
+async def update_webhook(world_id: str, webhook_id: str, body: WebhookPatch, key: Writer,
+                         request: Request) -> WebhookOut:
+    changes = body.model_dump(exclude_none=True, mode="json")
+    async with request.app.state.pool.connection() as conn, conn.transaction():
+        return _hook(await WebhookRepository(conn, key.tenant_id, world_id).update(webhook_id, changes))
+
+
+@router.delete(PATH + "/{webhook_id}", status_code=204)
+async def delete_webhook(world_id: str, webhook_id: str, key: Writer, request: Request) -> Response:
+    async with request.app.state.pool.connection() as conn, conn.transaction():
+        await WebhookRepository(conn, key.tenant_id, world_id).delete(webhook_id)
+    return Response(status_code=204)
+
+
+@router.get(PATH + "/{webhook_id}/deliveries", response_model=Page[DeliveryOut])
+async def list_deliveries(
+    world_id: str, webhook_id: str, key: Reader, request: Request, cursor: CursorParam = None,
+    limit: LimitParam = 100, status: Annotated[Status | None, Query()] = None,
+) -> Page[DeliveryOut]:
+    """The delivery log, oldest first."""
+    after = decode_cursor("deliveries", cursor, 0)
+    async with request.app.state.pool.connection() as conn:
+        rows = await WebhookRepository(conn, key.tenant_id, world_id).deliveries(webhook_id, status, after, limit)
+    return Page[DeliveryOut](items=[_delivery(d) for d in rows], next_cursor=next_cursor(
+        "deliveries", rows, limit, rows[-1].delivery_id if rows else 0))
+
+
+@router.get(PATH + "/{webhook_id}/deliveries/{delivery_id}", response_model=DeliveryDetail)
+async def get_delivery(world_id: str, webhook_id: str, delivery_id: DeliveryId, key: Reader,
+                       request: Request) -> DeliveryDetail:
+    async with request.app.state.pool.connection() as conn:
+        row, attempts = await WebhookRepository(conn, key.tenant_id, world_id).delivery(webhook_id, delivery_id)
+    return DeliveryDetail(**_delivery(row).model_dump(), attempt_log=[_attempt(a) for a in attempts])
+
+
+@router.post(PATH + "/{webhook_id}/deliveries/{delivery_id}/redeliver", status_code=202, response_model=DeliveryOut)
+async def redeliver(world_id: str, webhook_id: str, delivery_id: DeliveryId, key: Writer,
+                    request: Request) -> DeliveryOut:
+    """Queue the delivery again now (the same event_id, so receivers can dedupe)."""
+    async with request.app.state.pool.connection() as conn, conn.transaction():
+        row = await WebhookRepository(conn, key.tenant_id, world_id).redeliver(webhook_id, delivery_id)
+    return _delivery(row)
