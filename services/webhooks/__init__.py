@@ -1,0 +1,1 @@
+"""webhooks service: fans world events out to subscriptions and POSTs them, signed, with retries."""

@@ -1,0 +1,59 @@
+"""webhooks entrypoint: ``python -m services.webhooks.consumer`` (composition root of the dispatcher).
+
+It reads the event store by sequence rather than through the Kafka consumer loop: deliveries are rows
+written in the same transaction that advances the dispatch cursor, so a crash loses none and a restart
+resumes where the cursor stands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+from npcworld.db import apply_migrations, open_pool
+from npcworld.service import configure_logging
+from npcworld.settings import resolve_endpoints
+from npcworld.telemetry import configure_telemetry
+from npcworld.telemetry.health import HealthServer
+from services.webhooks.dispatcher import Dispatcher
+from services.webhooks.settings import Settings
+
+CONSUMER = "webhooks"
+
+
+async def serve(settings: Settings, stop: asyncio.Event | None = None) -> None:
+    """Migrate, then dispatch until ``stop`` is set (or SIGTERM/SIGINT arrives)."""
+    url = resolve_endpoints(settings).database_url
+    await asyncio.to_thread(apply_migrations, url)
+    if stop is None:
+        stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    pool = await open_pool(url, max_size=4, name=CONSUMER)
+    try:
+        dispatcher = Dispatcher(pool, settings, url)
+
+        async def readiness() -> dict[str, bool]:
+            async with pool.connection() as conn:
+                await conn.execute("SELECT 1")
+            return {"database": True, "dispatcher": dispatcher.started.is_set()}
+
+        health = HealthServer(settings.health_port, readiness)
+        await health.start()
+        try:
+            await dispatcher.run(stop)
+        finally:
+            await health.stop()
+    finally:
+        await pool.close()
+
+
+def main() -> None:
+    settings = Settings()
+    configure_logging(settings.log_level)
+    configure_telemetry(CONSUMER)
+    asyncio.run(serve(settings))
+
+
+if __name__ == "__main__":
+    main()

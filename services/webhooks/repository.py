@@ -1,0 +1,108 @@
+"""All SQL of the webhook dispatcher: fan-out of settled events into delivery rows, claims and results."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from psycopg import AsyncConnection
+
+from services.webhooks.domain import Outcome
+
+__all__ = ["Claimed", "DispatchRepository"]
+
+# Same rule as the gateway's event reads: only rows whose writing transaction is older than every
+# running one, so the cursor never passes a sequence number that commits late.
+_SETTLED = "age(xmin) > age(pg_snapshot_xmin(pg_current_snapshot())::xid)"
+_FAN_OUT = """
+INSERT INTO gw_deliveries (webhook_id, tenant_id, world_id, event_id, seq, event_type)
+SELECT w.webhook_id, e.tenant_id, e.world_id, e.event_id, e.seq, e.type
+FROM events e JOIN gw_webhooks w ON w.tenant_id = e.tenant_id AND w.world_id = e.world_id
+WHERE e.seq > %s AND e.seq <= %s AND e.seq > w.from_seq AND w.active AND w.deleted_at IS NULL
+  AND (cardinality(w.event_types) = 0 OR e.type = ANY(w.event_types))
+ORDER BY e.seq
+ON CONFLICT (webhook_id, event_id) DO NOTHING
+"""
+# A claim moves next_attempt_at past the attempt's deadline: if this process dies mid-attempt, the
+# row becomes due again once the lease lapses, so nothing is lost.
+_CLAIM = """
+UPDATE gw_deliveries d SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => %s)
+FROM (SELECT delivery_id FROM gw_deliveries WHERE status = 'pending' AND next_attempt_at <= now()
+      ORDER BY next_attempt_at LIMIT %s FOR UPDATE SKIP LOCKED) due, gw_webhooks w, events e
+WHERE d.delivery_id = due.delivery_id AND w.webhook_id = d.webhook_id AND e.seq = d.seq
+RETURNING d.delivery_id, d.attempts, d.event_id, d.seq, d.event_type, d.world_id, w.url, w.secret,
+          (to_jsonb(e) - 'seq' - 'stream_id' - 'version' - 'trace')::text
+"""
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A delivery claimed for one attempt, with what to send and where."""
+
+    delivery_id: int
+    attempt: int
+    event_id: UUID
+    seq: int
+    event_type: str
+    world_id: str
+    url: str
+    secret: str
+    envelope: dict[str, Any]
+
+
+class DispatchRepository:
+    def __init__(self, conn: AsyncConnection[Any]) -> None:
+        self.conn = conn
+
+    async def fan_out(self, batch: int) -> int:
+        """Turn the next settled events into deliveries and advance the cursor; returns events passed.
+
+        Run in one transaction: the cursor row lock keeps concurrent dispatchers from double work.
+        """
+        cur = await self.conn.execute("SELECT seq FROM gw_dispatch_cursor WHERE name = 'webhooks' FOR UPDATE")
+        row = await cur.fetchone()
+        assert row is not None, "migration 0030 creates the dispatch cursor"
+        start = int(row[0])
+        cur = await self.conn.execute(
+            f"SELECT seq, {_SETTLED} FROM events WHERE seq > %s ORDER BY seq LIMIT %s", (start, batch)
+        )
+        upto, passed = start, 0
+        for seq, settled in await cur.fetchall():
+            if not settled:
+                break
+            upto, passed = int(seq), passed + 1
+        if passed:
+            await self.conn.execute(_FAN_OUT, (start, upto))
+            await self.conn.execute("UPDATE gw_dispatch_cursor SET seq = %s WHERE name = 'webhooks'", (upto,))
+        return passed
+
+    async def claim_due(self, limit: int, lease_seconds: float) -> list[Claimed]:
+        cur = await self.conn.execute(_CLAIM, (lease_seconds, limit))
+        return [Claimed(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json.loads(r[8]))
+                for r in await cur.fetchall()]
+
+    async def record(self, claimed: Claimed, result: tuple[int | None, str | None, float], outcome: Outcome) -> None:
+        """Log the attempt and move the delivery on, unless a redelivery reset it meanwhile."""
+        status_code, error, duration_ms = result
+        await self.conn.execute(
+            "INSERT INTO gw_delivery_attempts (delivery_id, attempt, status_code, error, duration_ms)"
+            " VALUES (%s, %s, %s, %s, %s)",
+            (claimed.delivery_id, claimed.attempt, status_code, error, duration_ms),
+        )
+        await self.conn.execute(
+            "UPDATE gw_deliveries SET status = %s, last_status_code = %s, last_error = %s,"
+            " next_attempt_at = now() + make_interval(secs => %s),"
+            " delivered_at = CASE WHEN %s = 'delivered' THEN now() END"
+            " WHERE delivery_id = %s AND attempts = %s AND status = 'pending'",
+            (outcome.status, status_code, error, outcome.retry_in or 0.0, outcome.status,
+             claimed.delivery_id, claimed.attempt),
+        )
+
+    async def seconds_to_next_due(self) -> float | None:
+        cur = await self.conn.execute(
+            "SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM gw_deliveries WHERE status = 'pending'"
+        )
+        row = await cur.fetchone()
+        return None if row is None or row[0] is None else max(0.0, float(row[0]))
