@@ -18,7 +18,7 @@ from npcworld.llm.structured import InvalidOutputError, parse_output, response_f
 
 
 def test_registry_lists_each_kind_once_with_a_version() -> None:
-    assert set(PROMPTS) == {"importance", "reflection_questions", "reflection_insights"}
+    assert {"importance", "reflection_questions", "reflection_insights", "plan_day"} <= set(PROMPTS)
     for kind, template in PROMPTS.items():
         assert template.kind == kind
         assert template.version >= 1
@@ -28,7 +28,7 @@ def test_registry_lists_each_kind_once_with_a_version() -> None:
 
 def test_unknown_kind_and_wrong_output_model_are_refused() -> None:
     with pytest.raises(KeyError, match="unknown prompt kind"):
-        get_prompt("plan_day")
+        get_prompt("no_such_kind")
     with pytest.raises(TypeError, match="importance@v1 answers ImportanceOutput"):
         get_prompt("importance", ReflectionQuestionsOutput)
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from npcworld.llm.errors import LLMRequestError
 from npcworld.llm.offline.importance import rate_importance
+from npcworld.llm.offline.planning import answer_actions, answer_day, answer_hours, answer_reaction
 from npcworld.llm.offline.reflection import answer_insights, answer_questions
 from npcworld.llm.prompts import PromptTemplate
 from npcworld.llm.types import OFFLINE_MODEL
@@ -18,6 +19,10 @@ __all__ = ["OFFLINE_ANSWERS", "OfflineCognition"]
 
 OFFLINE_ANSWERS: Mapping[str, Callable[[Any], BaseModel]] = {
     "importance": rate_importance,
+    "plan_day": answer_day,
+    "plan_hours": answer_hours,
+    "plan_actions": answer_actions,
+    "plan_reaction": answer_reaction,
     "reflection_questions": answer_questions,
     "reflection_insights": answer_insights,
 }

@@ -8,13 +8,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from npcworld.llm.prompts.importance import IMPORTANCE
+from npcworld.llm.prompts.planning import PLAN_ACTIONS, PLAN_DAY, PLAN_HOURS, PLAN_REACTION
 from npcworld.llm.prompts.reflection import REFLECTION_INSIGHTS, REFLECTION_QUESTIONS
 from npcworld.llm.prompts.template import PromptTemplate
 
 __all__ = ["PROMPTS", "get_prompt"]
 
 PROMPTS: Mapping[str, PromptTemplate[Any, Any]] = {
-    t.kind: t for t in (IMPORTANCE, REFLECTION_QUESTIONS, REFLECTION_INSIGHTS)
+    t.kind: t for t in (PLAN_DAY, PLAN_HOURS, PLAN_ACTIONS, PLAN_REACTION,
+                        IMPORTANCE, REFLECTION_QUESTIONS, REFLECTION_INSIGHTS)
 }
 
 

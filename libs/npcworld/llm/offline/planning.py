@@ -1,0 +1,173 @@
+"""Offline planning: a day outline shaped by the persona's occupation, places and goals; hour chunks and
+5-15 minute actions named after their block; react only to emergencies or to people the NPC knows."""
+
+from __future__ import annotations
+
+import re
+
+from npcworld.llm.offline.text import words
+from npcworld.llm.prompts.planning import (
+    ActionProposal,
+    BlockProposal,
+    PlanActionsInput,
+    PlanActionsOutput,
+    PlanDayInput,
+    PlanDayOutput,
+    PlanHoursInput,
+    PlanHoursOutput,
+    ReactionInput,
+    ReactionOutput,
+)
+
+__all__ = ["answer_actions", "answer_day", "answer_hours", "answer_reaction"]
+
+_WAKE = re.compile(r"wakes? up (?:at|around) (\d{1,2})(?::(\d\d))?\s*(am|pm)?", re.I)
+_BED = re.compile(r"(?:goes|go) to (?:bed|sleep) (?:at|around) (\d{1,2})(?::(\d\d))?\s*(am|pm)?", re.I)
+_URGENT = frozenset({"fire", "burning", "smoke", "hurt", "injured", "fell", "fallen", "broken", "flood",
+                     "flooding", "help", "scream", "screaming", "thief", "stolen", "emergency", "bleeding",
+                     "collapsed"})
+_EMOJI = (("coffee", "☕"), ("cafe", "☕"), ("breakfast", "🍳"), ("lunch", "🍽"), ("dinner", "🍽"),
+          ("paint", "🎨"), ("sleep", "😴"), ("bed", "😴"), ("read", "📖"), ("book", "📖"), ("walk", "🚶"),
+          ("talk", "💬"), ("meet", "🤝"), ("party", "🎉"), ("mayor", "🗳"), ("campaign", "🗳"),
+          ("shop", "🛒"), ("cook", "🍳"), ("clean", "🧹"), ("work", "💼"), ("wake", "🌅"), ("relax", "🛋"))
+_STEPS = ("getting started", "in the thick of it", "making progress", "nearly done")
+
+
+def _clock(minutes: int) -> str:
+    minutes = max(0, min(minutes, 23 * 60 + 59))
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _minutes(clock: str) -> int:
+    hours, mins = clock.split(":")
+    return int(hours) * 60 + int(mins)
+
+
+def _time_in(pattern: re.Pattern[str], text: str, default: int) -> int:
+    found = pattern.search(text)
+    if not found:
+        return default
+    hour, mins, half = int(found.group(1)), found.group(2), (found.group(3) or "").lower()
+    if half:
+        hour = hour % 12 + (12 if half == "pm" else 0)
+    return min(hour, 23) * 60 + int(mins or 0)
+
+
+def _best_place(places: tuple[str, ...], text: str) -> str:
+    wanted = set(words(text))
+    scored = [(len(wanted & set(words(p))), -i) for i, p in enumerate(places)]
+    best = max(scored)
+    return places[-best[1]] if best[0] else places[0]
+
+
+def _goal_text(goal: str) -> str:
+    text = re.sub(r"^(you|i)\s+(will|must|should|are going to|am going to)\s+", "", goal.strip(), flags=re.I)
+    return text.rstrip(".!") or goal
+
+
+def _full_day(inputs: PlanDayInput, wake: int, bed: int) -> list[tuple[int, int, str, str]]:
+    home = inputs.places[0]
+    job = inputs.persona.split(";")[0]
+    occupation = re.search(r"occupation: ([^;]+)", inputs.persona)
+    work_place = _best_place(inputs.places, occupation.group(1) if occupation else job)
+    work = f"work as {occupation.group(1).strip()}" if occupation else "get on with the day's errands"
+    goals = [_goal_text(g) for g in inputs.goals[:2]]
+    evening = max(17 * 60, wake + 4 * 60)
+    plan = [(wake, wake + 60, "wake up, wash and have breakfast", home),
+            (wake + 60, 12 * 60, f"morning: {work}", work_place),
+            (12 * 60, 13 * 60, "have lunch", work_place),
+            (13 * 60, evening, f"afternoon: {work}", work_place)]
+    cursor = evening
+    for goal in goals:
+        plan.append((cursor, cursor + 60, f"work towards my goal: {goal}", _best_place(inputs.places, goal)))
+        cursor += 60
+    plan += [(cursor, cursor + 60, "have dinner", home), (cursor + 60, bed, "relax and wind down", home)]
+    return [(s, e, d, p) for s, e, d, p in plan if e > s]
+
+
+def answer_day(inputs: PlanDayInput) -> PlanDayOutput:
+    """Answer ``plan_day``: wake-up and bed time from the persona's lifestyle (default 7:00 and 23:00), then
+    morning, lunch and afternoon at the place the occupation names, an hour per goal, dinner and evening
+    at home; a revision keeps what lies after ``from_time``, goals first."""
+    wake = _time_in(_WAKE, inputs.persona, 7 * 60)
+    bed = _time_in(_BED, inputs.persona, 23 * 60)
+    bed = bed if bed > wake + 8 * 60 else 23 * 60
+    plan = _full_day(inputs, wake, bed)
+    if inputs.from_time is not None:
+        start = _minutes(inputs.from_time)
+        goals = [(s, e, d, p) for s, e, d, p in plan if d.startswith("work towards")]
+        rest = [(max(s, start), e, d, p) for s, e, d, p in plan if e > start and (s, e, d, p) not in goals]
+        cursor, plan = start, []
+        for _, _, d, p in goals:
+            plan.append((cursor, cursor + 60, d, p))
+            cursor += 60
+        plan += [(max(s, cursor), e, d, p) for s, e, d, p in rest if e > cursor]
+        plan = plan or [(start, max(bed, start + 15), "relax and wind down", inputs.places[0])]
+    blocks = tuple(BlockProposal(start=_clock(s), duration_minutes=max(5, e - s), description=d, place=p)
+                   for s, e, d, p in plan[:8])
+    return PlanDayOutput(wake_up=_clock(wake), bed_time=_clock(bed), blocks=blocks)
+
+
+def answer_hours(inputs: PlanHoursInput) -> PlanHoursOutput:
+    """Answer ``plan_hours``: a block of one chunk keeps its name; longer blocks begin, go on and finish."""
+    blocks = [s.block for s in inputs.slots]
+    chunks: list[str] = []
+    for i, block in enumerate(blocks):
+        first = i == 0 or blocks[i - 1] != block
+        last = i == len(blocks) - 1 or blocks[i + 1] != block
+        if first and last:
+            chunks.append(block)
+        elif first:
+            chunks.append(f"begin: {block}")
+        elif last:
+            chunks.append(f"finish: {block}")
+        else:
+            run = sum(1 for b in reversed(blocks[:i]) if b == block)
+            chunks.append(f"{block} (hour {run + 1})")
+    return PlanHoursOutput(chunks=tuple(c[:500] for c in chunks))
+
+
+def _emoji(text: str) -> str:
+    tokens = words(text)
+    for key, emoji in _EMOJI:
+        if any(t.startswith(key) for t in tokens):
+            return emoji
+    return "🙂"
+
+
+def answer_actions(inputs: PlanActionsInput) -> PlanActionsOutput:
+    """Answer ``plan_actions``: the task in steps of at most 15 minutes. The object whose name shares a word
+    with the task is used (else the place's objects in turn on the middle steps), left "in use: <task>"."""
+    task_words = set(words(inputs.task))
+    matching = [o for o in inputs.objects if task_words & set(words(o))]
+    count = max(1, -(-inputs.minutes // 15))
+    actions = []
+    for i in range(count):
+        step = "wrapping up" if i == count - 1 and count > 1 else _STEPS[min(i, len(_STEPS) - 1)]
+        description = inputs.task if count == 1 else f"{inputs.task}: {step}"
+        minutes = inputs.minutes - 15 * (count - 1) if i == count - 1 else 15
+        # the object the task names; else, on the middle steps, the objects at the place in turn
+        obj = matching[0] if matching else (
+            inputs.objects[i % len(inputs.objects)] if inputs.objects and 0 < i < count - 1 else None)
+        if obj and not matching:
+            description = f"{description}, using the {obj}"
+        state = f"in use: {inputs.task}"[:400] if obj else None
+        actions.append(ActionProposal(description=description[:500], duration_minutes=max(5, minutes),
+                                      emoji=_emoji(inputs.task), object=obj, object_state=state))
+    return PlanActionsOutput(actions=tuple(actions))
+
+
+def answer_reaction(inputs: ReactionInput) -> ReactionOutput:
+    """Answer ``plan_reaction``: react to an emergency; talk to a listed person the NPC remembers (when not
+    already talking); otherwise carry on."""
+    seen = inputs.observation
+    if _URGENT & set(words(seen)):
+        return ReactionOutput(react=True, reaction=f"deal with it: {seen}"[:500], duration_minutes=15,
+                              emoji="🚨", reason="it looks like an emergency")
+    talking = {"talk", "talking", "chat", "chatting", "conversation"} & set(words(inputs.current_activity))
+    if inputs.people and inputs.relationship and not talking:
+        person = inputs.people[0]
+        return ReactionOutput(react=True, reaction=f"talk with {person.name} about what they are doing"[:500],
+                              duration_minutes=10, emoji="💬", talk_to=person.npc_id,
+                              reason=f"{inputs.npc_name} knows {person.name}")
+    return ReactionOutput(react=False, reason="nothing that calls for a change of plan")

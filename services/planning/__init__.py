@@ -1,0 +1,1 @@
+"""The planning service: day plans, decomposition, react-or-continue decisions and decided actions."""

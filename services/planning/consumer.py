@@ -1,0 +1,25 @@
+"""planning entrypoint: ``python -m services.planning.consumer`` (the service's composition root)."""
+
+from __future__ import annotations
+
+from npcworld.llm import build_llm
+from npcworld.memory_client.http import HttpMemoryReader
+from npcworld.service import ServiceContext, run_service
+from services.planning.deps import PlanningDeps
+from services.planning.handlers import CONSUMER, HANDLERS
+from services.planning.settings import Settings
+
+
+async def build_deps(ctx: ServiceContext) -> PlanningDeps:
+    settings = ctx.settings
+    assert isinstance(settings, Settings)
+    return PlanningDeps(llm=build_llm(settings, ctx.pool), memory=HttpMemoryReader(settings.memory_api_url),
+                        max_npcs_per_tick=settings.max_npcs_per_tick)
+
+
+def main() -> None:
+    run_service(CONSUMER, Settings(), HANDLERS, deps_factory=build_deps)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""Planning-service event handlers: personas and places in; plans, reactions and actions out.
+
+Player speech has no handler here on purpose: only the NPC's own perceptions and an inner voice
+(admin-only at the gateway) change a plan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+
+from npcworld.contracts import (
+    ConversationEnded,
+    Envelope,
+    EventPayload,
+    InnerVoiceGiven,
+    NpcCreated,
+    ObservationMade,
+    PlacesDiscovered,
+)
+from npcworld.eventstore import UnitOfWork
+from services.planning.deps import PlanningDeps
+from services.planning.domain import NpcKey, Perceived, Persona, PlannerState
+from services.planning.planner import decide_next
+from services.planning.reacting import adopt_directive, keep_promises, react
+
+__all__ = ["CONSUMER", "HANDLERS", "planning_stream"]
+
+CONSUMER = "planning"
+Handler = Callable[[Envelope, UnitOfWork, PlanningDeps], Awaitable[None]]
+
+
+def planning_stream(key: NpcKey) -> str:
+    """The event-store stream of one NPC's plans and actions."""
+    return f"planning:{key.tenant_id}:{key.world_id}:{key.npc_id}"
+
+
+def _key(event: Envelope, npc_id: str | None = None) -> NpcKey | None:
+    npc = npc_id or event.npc_id
+    return NpcKey(event.tenant_id, event.world_id, npc) if npc else None
+
+
+async def _reacting(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -> PlannerState | None:
+    """The NPC's state for a handler that may change its plan; None for fork copies (reactions are not
+    re-run in a forked world), events without an NPC, and NPCs planning does not know yet."""
+    key = _key(event)
+    if key is None or event.forked_from is not None:
+        return None
+    state = await deps.repository.get(uow.conn, key)
+    return state if state is not None and state.ready else None
+
+
+async def _store(
+    uow: UnitOfWork, deps: PlanningDeps, state: PlannerState, out: Sequence[EventPayload]
+) -> None:
+    await deps.repository.save(uow.conn, state)
+    if out:
+        npc = state.key.npc_id
+        await uow.append(planning_stream(state.key), [uow.new_event(p, npc_id=npc) for p in out])
+
+
+async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -> None:
+    """Remember the persona; its starting location and known places are where it may go."""
+    p = event.payload
+    assert isinstance(p, NpcCreated)
+    key = NpcKey(event.tenant_id, event.world_id, p.npc_id)
+    start = (p.location or key.world_id,)
+    known = await deps.repository.get(uow.conn, key) or PlannerState.heard_of(key, start)
+    persona = Persona(p.name, p.age, tuple(p.traits), p.occupation, p.seed)
+    await deps.repository.save(uow.conn, known.created(persona, p.location, tuple(p.known_places)))
+
+
+async def on_places_discovered(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -> None:
+    """Grow the NPC's spatial memory (planning sends it only to places in it)."""
+    p = event.payload
+    assert isinstance(p, PlacesDiscovered)
+    if (key := _key(event)) is None:
+        return
+    state = await deps.repository.get(uow.conn, key)
+    state = PlannerState.heard_of(key, p.paths) if state is None else \
+        replace(state, places=state.places.with_paths(p.paths))
+    await deps.repository.save(uow.conn, state)
+
+
+async def on_world_ticked(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -> None:
+    """NPCs whose action has ended get their next one (planning their day first on a new day)."""
+    if event.forked_from is not None:
+        return
+    now = event.world_time
+    repo = deps.repository
+    due = await repo.due(uow.conn, event.tenant_id, event.world_id, now, limit=deps.max_npcs_per_tick)
+    decided = await asyncio.gather(*(decide_next(deps.llm, state, now) for state in due))
+    for state, out in decided:
+        await _store(uow, deps, state, out)
+
+
+async def on_observation_made(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -> None:
+    """Continue or react to what the NPC perceived; a reaction re-plans from now."""
+    p = event.payload
+    assert isinstance(p, ObservationMade)
+    if (state := await _reacting(event, uow, deps)) is None:
+        return
+    people = await deps.repository.roster(uow.conn, event.tenant_id, event.world_id)
+    seen = Perceived(p.description, p.subject, p.source)
+    state, out = await react(deps.llm, deps.memory, state, seen, people=people, now=event.world_time,
+                             cause=str(event.event_id))
+    await _store(uow, deps, state, out)
+
+
+async def on_conversation_ended(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -> None:
+    """What the NPC agreed to in the conversation goes into its plan at that time."""
+    p = event.payload
+    assert isinstance(p, ConversationEnded)
+    if (state := await _reacting(event, uow, deps)) is None:
+        return
+    state, out = keep_promises(state, p.commitments, event.world_time, p.conversation_id)
+    await _store(uow, deps, state, out)
+
+
+async def on_inner_voice_given(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -> None:
+    """The directive becomes the NPC's own goal and the rest of its day is re-planned around it."""
+    p = event.payload
+    assert isinstance(p, InnerVoiceGiven)
+    if (state := await _reacting(event, uow, deps)) is None:
+        return
+    state, out = await adopt_directive(deps.llm, state, p.directive, event.world_time)
+    await _store(uow, deps, state, out)
+
+
+async def on_world_deleted(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -> None:
+    """Forget the deleted world's NPCs."""
+    await deps.repository.delete_world(uow.conn, event.tenant_id, event.world_id)
+
+
+HANDLERS: dict[str, Handler] = {
+    "NpcCreated": on_npc_created,
+    "PlacesDiscovered": on_places_discovered,
+    "WorldTicked": on_world_ticked,
+    "ObservationMade": on_observation_made,
+    "ConversationEnded": on_conversation_ended,
+    "InnerVoiceGiven": on_inner_voice_given,
+    "WorldDeleted": on_world_deleted,
+}

@@ -1,0 +1,73 @@
+"""All SQL of the planning service: planner state per NPC, due NPCs per world, the world's roster."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg.types.json import Jsonb
+
+from services.planning.domain import NpcKey, PlannerState
+from services.planning.snapshot import dump_state, load_state
+
+__all__ = ["TABLES", "PlanningRepository"]
+
+TABLES = ("planning_npcs",)
+# due_at of an NPC whose persona has not arrived yet: no tick plans for it.
+_NEVER = datetime(9999, 1, 1, tzinfo=UTC)
+
+
+class PlanningRepository:
+    """Reads and writes ``planning_npcs`` on the caller's connection (inside its transaction)."""
+
+    async def get(self, conn: AsyncConnection[Any], key: NpcKey) -> PlannerState | None:
+        """The NPC's state, row-locked until the transaction ends (perceptions and ticks arrive on
+        different partitions, so two consumers may touch one NPC)."""
+        cur = await conn.execute(
+            "SELECT state FROM planning_npcs WHERE tenant_id = %s AND world_id = %s AND npc_id = %s"
+            " FOR UPDATE",
+            (key.tenant_id, key.world_id, key.npc_id),
+        )
+        row = await cur.fetchone()
+        return load_state(key, row[0]) if row else None
+
+    async def save(self, conn: AsyncConnection[Any], state: PlannerState) -> None:
+        """Insert or replace the NPC's state; ``due_at`` follows the current action's end."""
+        key = state.key
+        due = (state.current.item.end if state.current else None) if state.ready else _NEVER
+        await conn.execute(
+            "INSERT INTO planning_npcs (tenant_id, world_id, npc_id, name, state, due_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id, world_id, npc_id) DO UPDATE"
+            " SET name = EXCLUDED.name, state = EXCLUDED.state, due_at = EXCLUDED.due_at, updated_at = now()",
+            (key.tenant_id, key.world_id, key.npc_id, state.persona.name, Jsonb(dump_state(state)), due),
+        )
+
+    async def due(
+        self, conn: AsyncConnection[Any], tenant_id: str, world_id: str, now: datetime, *, limit: int
+    ) -> list[PlannerState]:
+        """NPCs of the world whose current action has ended by ``now`` (or who have none), locked;
+        rows another transaction holds are skipped and come up on a later tick."""
+        cur = await conn.execute(
+            "SELECT npc_id, state FROM planning_npcs WHERE tenant_id = %s AND world_id = %s"
+            " AND (due_at IS NULL OR due_at <= %s) ORDER BY due_at NULLS FIRST, npc_id LIMIT %s"
+            " FOR UPDATE SKIP LOCKED",
+            (tenant_id, world_id, now, limit),
+        )
+        return [load_state(NpcKey(tenant_id, world_id, npc), state) for npc, state in await cur.fetchall()]
+
+    async def roster(
+        self, conn: AsyncConnection[Any], tenant_id: str, world_id: str
+    ) -> list[tuple[str, str]]:
+        """(npc_id, name) of every NPC planning knows in the world."""
+        cur = await conn.execute(
+            "SELECT npc_id, name FROM planning_npcs WHERE tenant_id = %s AND world_id = %s ORDER BY npc_id",
+            (tenant_id, world_id),
+        )
+        return [(npc, name) for npc, name in await cur.fetchall()]
+
+    async def delete_world(self, conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> None:
+        """Forget every NPC of a deleted world."""
+        await conn.execute(
+            "DELETE FROM planning_npcs WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
+        )
