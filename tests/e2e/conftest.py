@@ -67,3 +67,18 @@ async def client_factory(gateway_url: str, database_url: str) -> AsyncIterator[o
     await asyncio.gather(*(c.aclose() for c in clients))
 
 
+
+
+@pytest.fixture(scope="module")
+async def client_factory_module(gateway_url: str, database_url: str) -> AsyncIterator[object]:  # noqa: F811
+    """Like ``client_factory`` but shared by a module's tests (each call is still a new tenant)."""
+    clients: list[httpx.AsyncClient] = []
+
+    async def make(scopes: tuple[str, ...] = ("read", "write", "admin")) -> httpx.AsyncClient:
+        key = await _tenant(database_url, "studio", scopes)
+        client = httpx.AsyncClient(base_url=gateway_url, headers={"Authorization": f"Bearer {key}"}, timeout=10)
+        clients.append(client)
+        return client
+
+    yield make
+    await asyncio.gather(*(c.aclose() for c in clients))
