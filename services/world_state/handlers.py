@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -24,7 +24,7 @@ from npcworld.eventstore import UnitOfWork
 from npcworld.fork import world_stream
 from npcworld.projection import Projection
 from npcworld.templates import load_template
-from services.world_state.domain import WorldTree, start_action
+from services.world_state.domain import WorldTree, apply_change, start_action
 from services.world_state.repository import TABLES, WorldRepository
 from services.world_state.trees import TreeCache
 
@@ -89,8 +89,7 @@ async def apply_clock_changed(event: Envelope, conn: AsyncConnection[Any]) -> No
     repo = WorldRepository(conn)
     clock = await repo.clock(event.world_id)
     if clock is not None:
-        await repo.save_clock(replace(clock, paused=event.payload.paused, speed=event.payload.speed,
-                                      step_seconds=event.payload.step_seconds, last_tick_wall=0.0))
+        await repo.save_clock(apply_change(clock, event.payload, 0.0))
 
 
 async def apply_world_ticked(event: Envelope, conn: AsyncConnection[Any]) -> None:

@@ -19,7 +19,7 @@ TABLES = ("ws_worlds", "ws_npcs", "ws_definitions", "ws_objects", "ws_clocks")
 
 _NPC_STATE = ("SELECT npc_id, location, tile_x, tile_y, route, target, action, emoji, action_end, pending_state,"
               " held_object FROM ws_npcs WHERE world_id = %s ORDER BY npc_id")
-_CLOCK = ("SELECT tenant_id, world_id, world_time, step, step_seconds, speed, paused, last_tick_wall"
+_CLOCK = ("SELECT tenant_id, world_id, world_time, step, step_seconds, speed, paused, last_tick_wall, until"
           " FROM ws_clocks WHERE world_id = %s")
 
 
@@ -137,9 +137,9 @@ class WorldRepository:
     async def save_clock(self, clock: ClockState) -> None:
         await self.conn.execute(
             "UPDATE ws_clocks SET world_time = %s, step = %s, step_seconds = %s, speed = %s, paused = %s,"
-            " last_tick_wall = %s WHERE world_id = %s",
+            " last_tick_wall = %s, until = %s WHERE world_id = %s",
             (clock.world_time, clock.step, clock.step_seconds, clock.speed, clock.paused, clock.last_tick_wall,
-             clock.world_id))
+             clock.until, clock.world_id))
 
     async def apply_tick(self, world_id: str, step: int, world_time: datetime) -> None:
         await self.conn.execute("UPDATE ws_clocks SET step = %s, world_time = %s WHERE world_id = %s AND step < %s",

@@ -175,3 +175,4 @@ class ClockChanged(EventPayload):
     paused: bool
     speed: float | None = Field(default=None, gt=0, le=100000)
     step_seconds: float = Field(gt=0, le=86400)
+    until: datetime | None = Field(default=None, description="the clock pauses itself on reaching this world time")

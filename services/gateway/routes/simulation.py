@@ -70,6 +70,7 @@ class ClockIn(_In):
     mode: Literal["realtime", "fast", "stepped"] | None = None
     speed: float | None = Field(default=None, gt=0, le=100000, description="world seconds per wall second (fast)")
     step_seconds: float | None = Field(default=None, gt=0, le=86400)
+    until: datetime | None = Field(default=None, description="stop by itself on reaching this world time")
 
 
 class ClockOut(BaseModel):
@@ -237,7 +238,7 @@ async def set_clock(world_id: str, body: ClockIn, key: Writer, request: Request)
         raise ValidationError("fast mode needs a speed", field="speed")
     speed = {"realtime": 1.0, "stepped": None}.get(mode, body.speed or clock.speed)
     change = ClockChanged(paused=clock.paused if body.paused is None else body.paused, speed=speed,
-                          step_seconds=body.step_seconds or clock.step_seconds)
+                          step_seconds=body.step_seconds or clock.step_seconds, until=body.until)
     return {"event_id": await _append(request, key, world_id, f"clock-ops-{world_id}", change, clock.world_time)}
 
 

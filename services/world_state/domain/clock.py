@@ -22,14 +22,16 @@ class ClockState:
     speed: float | None
     paused: bool
     last_tick_wall: float
+    until: datetime | None = None
 
 
 def is_due(clock: ClockState, wall_now: float) -> bool:
     """A running clock ticks once ``step_seconds / speed`` wall seconds have passed since its last tick.
 
     A stepped clock is always due; the ticker gates it on the pipeline having digested the last step.
+    A clock with ``until`` stops once its world time reaches it.
     """
-    if clock.paused:
+    if clock.paused or (clock.until is not None and clock.world_time >= clock.until):
         return False
     if clock.speed is None:
         return True
@@ -46,4 +48,4 @@ def next_tick(clock: ClockState, wall_now: float) -> tuple[ClockState, WorldTick
 def apply_change(clock: ClockState, change: ClockChanged, wall_now: float) -> ClockState:
     """Pause, resume or re-pace; the first step after a change waits a full interval."""
     return replace(clock, paused=change.paused, speed=change.speed, step_seconds=change.step_seconds,
-                   last_tick_wall=wall_now)
+                   last_tick_wall=wall_now, until=change.until)
