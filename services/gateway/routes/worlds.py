@@ -7,8 +7,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from npcworld.contracts import NpcCreated, ObservationMade, WorldCreated
-from npcworld.errors import NotFoundError, ValidationError
+from npcworld.contracts import Envelope, NpcCreated, ObservationMade, WorldCreated
+from npcworld.errors import ConcurrencyError, NotFoundError, ValidationError
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.fork import fork_world, world_stream
 from npcworld.ids import new_id
@@ -106,8 +106,20 @@ async def post_perception(world_id: str, npc_id: str, body: PerceptionIn, key: W
         observation = ObservationMade(**body.model_dump(exclude={"world_time"}), source="studio")
         event = uow.new_event(observation, tenant_id=key.tenant_id, world_id=world_id, npc_id=npc_id,
                               world_time=body.world_time)
-        await uow.append(f"perception-{world_id}-{npc_id}", [event])
+        await _append_at_end(uow, f"perception-{world_id}-{npc_id}", event)
     return {"event_id": str(event.event_id)}
+
+
+async def _append_at_end(uow: UnitOfWork, stream_id: str, event: Envelope, tries: int = 8) -> None:
+    """Append wherever the stream ends: a concurrent append taking the same version is simply retried
+    (the store's savepoint keeps this transaction usable)."""
+    for attempt in range(tries):
+        try:
+            await uow.append(stream_id, [event])
+            return
+        except ConcurrencyError:
+            if attempt == tries - 1:
+                raise
 
 
 @router.get("/v1/worlds/{world_id}/events", response_model=Page[EventOut], tags=["events"])
