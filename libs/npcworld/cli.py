@@ -145,6 +145,63 @@ def fork(tenant: str, world_id: str, at: str, new_world_id: str | None) -> None:
     click.echo(f"forked {world_id} at {when.isoformat()} into {target} ({copied} events copied)")
 
 
+@main.group()
+def tenant() -> None:
+    """Tenants and their API keys (how the first key of a deployment comes to exist)."""
+
+
+_SCOPES = click.Choice(["read", "write", "admin"])
+
+
+def _with_keys(action: Any) -> Any:
+    """Run ``action(KeyRepository)`` in one transaction on the configured database."""
+    import psycopg
+
+    from npcworld.db import apply_migrations
+    from npcworld.settings import CommonSettings, resolve_endpoints
+    from services.gateway.repository import KeyRepository
+
+    url = resolve_endpoints(CommonSettings()).database_url
+    apply_migrations(url)
+
+    async def go() -> Any:
+        async with await psycopg.AsyncConnection.connect(url) as conn, conn.transaction():
+            return await action(KeyRepository(conn))
+
+    return asyncio.run(go())
+
+
+@tenant.command("create")
+@click.argument("name")
+@click.option("--scope", "scopes", type=_SCOPES, multiple=True, default=("read", "write", "admin"),
+              show_default=True, help="Scopes of the first key (repeat the option).")
+def tenant_create(name: str, scopes: tuple[str, ...]) -> None:
+    """Create a tenant and its first API key; the key is printed once and stored only as a hash."""
+
+    async def action(keys: Any) -> tuple[str, str]:
+        created = await keys.create_tenant(name)
+        _, secret = await keys.create_key(created.tenant_id, "bootstrap", tuple(dict.fromkeys(scopes)))
+        return created.tenant_id, secret
+
+    tenant_id, secret = _with_keys(action)
+    click.echo(f"tenant_id: {tenant_id}\napi_key:   {secret}\n(store the key now: it is not shown again)")
+
+
+@tenant.command("add-key")
+@click.argument("tenant_id")
+@click.option("--name", default="cli", show_default=True)
+@click.option("--scope", "scopes", type=_SCOPES, multiple=True, required=True, help="Repeat for several scopes.")
+def tenant_add_key(tenant_id: str, name: str, scopes: tuple[str, ...]) -> None:
+    """Create another API key for an existing tenant."""
+
+    async def action(keys: Any) -> str:
+        await keys.get_tenant(tenant_id)
+        _, secret = await keys.create_key(tenant_id, name, tuple(dict.fromkeys(scopes)))
+        return str(secret)
+
+    click.echo(f"api_key: {_with_keys(action)}\n(store the key now: it is not shown again)")
+
+
 @main.command()
 @click.option("--check", is_flag=True, help="Fail if contracts/ differs from the code instead of writing it.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("contracts"), show_default=True)
@@ -180,6 +237,8 @@ def run(ctx: click.Context, port: int, no_demo: bool) -> None:
 def _projection(service: str) -> Any:
     module = importlib.import_module(f"services.{service}.handlers")
     projection = getattr(module, "PROJECTION", None)
+    if projection is None and callable(builder := getattr(module, "build_projection", None)):
+        projection = builder()  # a projection that needs the service's settings (e.g. its embedder)
     if projection is None:
         raise click.ClickException(f"{service} has no projection to rebuild yet")
     return projection
