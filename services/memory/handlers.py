@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from npcworld.contracts import Envelope, NpcCreated, ObservationMade
+from npcworld.contracts import DayPlanned, Envelope, NpcCreated, ObservationMade, PlanItem, PlanRevised
 from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
 from services.memory.deps import MemoryDeps
 from services.memory.domain import MemoryDraft, NpcRef, persona_summary, split_seed
 from services.memory.recording import is_repeated_observation, record_memories
 
-__all__ = ["HANDLERS", "on_npc_created", "on_observation_made", "on_world_deleted"]
+__all__ = ["HANDLERS", "on_day_planned", "on_npc_created", "on_observation_made", "on_plan_revised",
+           "on_world_deleted"]
 
 Handler = Callable[[Envelope, UnitOfWork, MemoryDeps], Awaitable[None]]
 
@@ -43,6 +44,32 @@ async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> 
     await record_memories(uow, deps, stream, drafts, at=event.world_time)
 
 
+def _plan_text(heading: str, items: tuple[PlanItem, ...]) -> str:
+    steps = "; ".join(f"{i.start:%H:%M} {i.description}" for i in items)
+    return f"{heading}: {steps}"[:4000]
+
+
+async def on_day_planned(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+    """The day's outline becomes a plan memory (DESIGN.md: plans are memories too)."""
+    plan = event.payload
+    assert isinstance(plan, DayPlanned) and event.npc_id is not None
+    stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
+    goals = f" (goals: {'; '.join(plan.goals)})" if plan.goals else ""
+    text = _plan_text(f"My plan for {plan.day:%A %d %B}{goals}", plan.outline)
+    draft = MemoryDraft("plan", text, event.world_time, plan.outline[0].location_path)
+    await record_memories(uow, deps, stream, [draft], at=event.world_time)
+
+
+async def on_plan_revised(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+    """A change of plans becomes a plan memory, with its reason."""
+    revised = event.payload
+    assert isinstance(revised, PlanRevised) and event.npc_id is not None
+    stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
+    text = _plan_text(f"I changed my plans from {revised.from_time:%H:%M} ({revised.reason})", revised.items)
+    draft = MemoryDraft("plan", text, event.world_time, revised.items[0].location_path)
+    await record_memories(uow, deps, stream, [draft], at=event.world_time)
+
+
 async def on_world_deleted(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
     """Drop every memory stream of the deleted world."""
     await deps.repository.delete_world(uow.conn, event.tenant_id, event.world_id)
@@ -52,4 +79,6 @@ HANDLERS: dict[str, Handler] = {
     "ObservationMade": on_observation_made,
     "NpcCreated": on_npc_created,
     "WorldDeleted": on_world_deleted,
+    "DayPlanned": on_day_planned,
+    "PlanRevised": on_plan_revised,
 }
