@@ -1,4 +1,7 @@
-"""``npcworld run``: the embedded stack plus every service process, supervised until Ctrl-C."""
+"""``npcworld run``: the embedded stack plus every service process, supervised until Ctrl-C.
+
+The demo town runs live; its progress (world clock, a few NPC activities, events/s) shows every two seconds.
+"""
 
 from __future__ import annotations
 
@@ -14,11 +17,74 @@ import psycopg
 
 from npcworld.embedded import EmbeddedStack
 
-__all__ = ["Supervisor"]
+__all__ = ["ProcessGroup", "Supervisor", "process_commands"]
 
 # Every service package with a consumer entrypoint runs as its own process.
 _ROOT = Path(__file__).resolve().parents[2]
 SERVICE_MODULES = tuple(sorted(p.parent.name for p in _ROOT.glob("services/*/consumer.py")))
+
+
+def process_commands(port: int | None) -> dict[str, list[str]]:
+    """The relay, one process per service, and the gateway on ``port`` (None: no gateway)."""
+    py = sys.executable
+    cmds = {"relay": [py, "-m", "npcworld.cli", "relay"]}
+    for svc in SERVICE_MODULES:
+        cmds[svc] = [py, "-m", f"services.{svc}.consumer"]
+    if port is not None:
+        cmds["gateway"] = [
+            py,
+            "-m",
+            "uvicorn",
+            "services.gateway.api:create_app",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ]
+    return cmds
+
+
+class ProcessGroup:
+    """Child processes with their logs; a crashed one is restarted by ``restart_crashed``."""
+
+    def __init__(self, commands: dict[str, list[str]], env: dict[str, str], logs: Path) -> None:
+        self.commands, self.env, self.logs = commands, env, logs
+        self.children: dict[str, subprocess.Popen[bytes]] = {}
+        logs.mkdir(parents=True, exist_ok=True)
+
+    def start(self) -> None:
+        for name in self.commands:
+            self._spawn(name)
+
+    def _spawn(self, name: str) -> None:
+        log = (self.logs / f"{name}.log").open("ab")
+        self.children[name] = subprocess.Popen(
+            self.commands[name], env=self.env, stdout=log, stderr=subprocess.STDOUT
+        )
+
+    def restart_crashed(self) -> list[str]:
+        crashed = [n for n, p in self.children.items() if p.poll() is not None]
+        for name in crashed:
+            self._spawn(name)
+        return crashed
+
+    def alive(self) -> int:
+        return sum(p.poll() is None for p in self.children.values())
+
+    def stop(self) -> None:
+        for proc in self.children.values():
+            if proc.poll() is None:
+                proc.terminate()
+        deadline = time.monotonic() + 15
+        for proc in self.children.values():
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 class Supervisor:
@@ -28,28 +94,19 @@ class Supervisor:
         self.home = home
         self.port = port
         self.demo = demo
-        self.children: dict[str, subprocess.Popen[bytes]] = {}
-
-    def _commands(self) -> dict[str, list[str]]:
-        py = sys.executable
-        cmds = {"relay": [py, "-m", "npcworld.cli", "relay"]}
-        for svc in SERVICE_MODULES:
-            cmds[svc] = [py, "-m", f"services.{svc}.consumer"]
-        cmds["gateway"] = [py, "-m", "uvicorn", "services.gateway.api:create_app", "--factory",
-                           "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"]
-        return cmds
 
     def run(self) -> None:
         stack = EmbeddedStack(self.home)
         state = stack.up()
-        env = {**os.environ, "DATABASE_URL": state.database_url,
-               "KAFKA_BOOTSTRAP_SERVERS": state.kafka_bootstrap_servers}
+        env = {
+            **os.environ,
+            "DATABASE_URL": state.database_url,
+            "KAFKA_BOOTSTRAP_SERVERS": state.kafka_bootstrap_servers,
+        }
         logs = self.home / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
         click.echo(f"embedded stack up: postgres {state.database_url}  kafka {state.kafka_bootstrap_servers}")
-        commands = self._commands()
-        for name, cmd in commands.items():
-            self._spawn(name, cmd, env, logs)
+        group = ProcessGroup(process_commands(self.port), env, logs)
+        group.start()
         if self.demo:
             from npcworld.demo import seed_demo
 
@@ -66,35 +123,22 @@ class Supervisor:
         last_seq, last_t = _event_count(state.database_url), time.monotonic()
         while not stopping:
             time.sleep(2)
-            for name, proc in list(self.children.items()):
-                if proc.poll() is not None and not stopping:
-                    click.echo(f"{name} exited with {proc.returncode}; restarting (see {logs}/{name}.log)")
-                    self._spawn(name, commands[name], env, logs)
+            if stopping:
+                break
+            for name in group.restart_crashed():
+                click.echo(f"{name} exited; restarted (see {logs}/{name}.log)")
             seq, now = _event_count(state.database_url), time.monotonic()
             rate = (seq - last_seq) / (now - last_t)
             last_seq, last_t = seq, now
-            alive = sum(p.poll() is None for p in self.children.values())
-            click.echo(f"[{time.strftime('%H:%M:%S')}] events stored: {seq}  ({rate:.1f}/s)  "
-                       f"processes up: {alive}/{len(self.children)}")
-        self._shutdown()
+            click.echo(
+                f"[{time.strftime('%H:%M:%S')}] events stored: {seq}  ({rate:.1f}/s)  "
+                f"processes up: {group.alive()}/{len(group.children)}"
+            )
+            if self.demo:
+                click.echo(_world_progress(state.database_url))
+        group.stop()
         stack.down()
         click.echo("stopped")
-
-    def _spawn(self, name: str, cmd: list[str], env: dict[str, str], logs: Path) -> None:
-        log = (logs / f"{name}.log").open("ab")
-        self.children[name] = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
-
-    def _shutdown(self) -> None:
-        for proc in self.children.values():
-            if proc.poll() is None:
-                proc.terminate()
-        deadline = time.monotonic() + 15
-        for proc in self.children.values():
-            try:
-                proc.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
 
 
 def _event_count(database_url: str) -> int:
@@ -103,3 +147,23 @@ def _event_count(database_url: str) -> int:
     return int(row[0]) if row else 0
 
 
+def _world_progress(database_url: str, world_id: str = "brindle-hollow", shown: int = 3) -> str:
+    """The demo world's clock and the most recently busy NPCs' activities."""
+    with psycopg.connect(database_url) as conn:
+        clock = conn.execute(
+            "SELECT world_time, step, paused, speed FROM ws_clocks WHERE world_id = %s", (world_id,)
+        ).fetchone()
+        rows = conn.execute(
+            "SELECT name, coalesce(action, 'idle'), emoji, coalesce(location, '?') FROM ws_npcs"
+            " WHERE world_id = %s"
+            " ORDER BY action_end DESC NULLS LAST, npc_id LIMIT %s",
+            (world_id, shown),
+        ).fetchall()
+    if clock is None:
+        return f"  {world_id}: loading the town…"
+    mode = "paused" if clock[2] else ("stepped" if clock[3] is None else f"{clock[3]:g}x")
+    head = f"  {world_id} {clock[0]:%a %b %d %H:%M:%S} (step {clock[1]}, {mode})"
+    return "\n".join(
+        [head]
+        + [f"    {name}: {action} {emoji} @ {where.split(':', 1)[-1]}" for name, action, emoji, where in rows]
+    )

@@ -10,7 +10,9 @@ from services.perception.settings import Settings
 
 def main() -> None:
     settings = Settings()
-    deps = PerceptionDeps(LayoutCache(), radius=settings.vision_radius, bandwidth=settings.attention_bandwidth)
+    deps = PerceptionDeps(
+        LayoutCache(), radius=settings.vision_radius, bandwidth=settings.attention_bandwidth
+    )
     run_service(CONSUMER, settings, HANDLERS, deps=deps, projection=PROJECTION)
 
 

@@ -1,4 +1,4 @@
-"""perception: projection appliers (world layout, positions, activities, object states) and the per-step pass."""
+"""perception: projection appliers (layout, positions, activities, object states) and the per-step pass."""
 
 from __future__ import annotations
 
@@ -77,8 +77,11 @@ async def apply_places_discovered(event: Envelope, conn: AsyncConnection[Any]) -
 async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: PerceptionDeps) -> None:
     """The persona's spatial memory starts with the places it already knows (its home, its work)."""
     assert isinstance(event.payload, NpcCreated)
-    paths = tuple(dict.fromkeys([*([event.payload.location] if event.payload.location else []),
-                                 *event.payload.known_places]))
+    paths = tuple(
+        dict.fromkeys(
+            [*([event.payload.location] if event.payload.location else []), *event.payload.known_places]
+        )
+    )
     layout = await deps.layouts.get(PerceptionRepository(uow.conn), event.world_id)
     if layout is not None:
         paths = tuple(p for p in paths if p in layout.arenas or p in layout.objects)
@@ -99,11 +102,23 @@ async def on_world_ticked(event: Envelope, uow: UnitOfWork, deps: PerceptionDeps
     out: list[Envelope] = []
     remembered: list[tuple[str, str, str]] = []
     for viewer in bodies:
-        fresh = new_percepts(perceive(viewer, bodies, objects, layout, deps.radius, deps.bandwidth),
-                             seen.get(viewer.npc_id, {}))
-        out += [uow.new_event(ObservationMade(description=p.description, subject=p.subject, predicate=p.predicate,
-                                              object=p.object, location=p.location), npc_id=viewer.npc_id)
-                for p in fresh]
+        fresh = new_percepts(
+            perceive(viewer, bodies, objects, layout, deps.radius, deps.bandwidth),
+            seen.get(viewer.npc_id, {}),
+        )
+        out += [
+            uow.new_event(
+                ObservationMade(
+                    description=p.description,
+                    subject=p.subject,
+                    predicate=p.predicate,
+                    object=p.object,
+                    location=p.location,
+                ),
+                npc_id=viewer.npc_id,
+            )
+            for p in fresh
+        ]
         remembered += [(viewer.npc_id, p.entity, p.description) for p in fresh]
         places = sorted(visible_places(viewer, layout, deps.radius) - known.get(viewer.npc_id, set()))
         if places:

@@ -1,4 +1,4 @@
-"""world_state entrypoint: ``python -m services.world_state.consumer`` (consumer loop + world clock ticker)."""
+"""world_state entrypoint: ``python -m services.world_state.consumer`` (consumer loop and clock ticker)."""
 
 from __future__ import annotations
 
@@ -30,8 +30,13 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
     try:
         if settings.ticker_enabled:
             probe = PipelineProbe(pool, quiet_checks=settings.stepped_quiet_checks)
-            ticker = Ticker(pool, trees, probe, poll_seconds=settings.tick_poll_seconds,
-                            stepped_max_wait=settings.stepped_max_wait_seconds)
+            ticker = Ticker(
+                pool,
+                trees,
+                probe,
+                poll_seconds=settings.tick_poll_seconds,
+                stepped_max_wait=settings.stepped_max_wait_seconds,
+            )
             tasks.append(ticker.run(stop))
         await asyncio.gather(*tasks)
     finally:

@@ -57,7 +57,9 @@ async def apply_world_deleted(event: Envelope, conn: AsyncConnection[Any]) -> No
 async def apply_world_defined(event: Envelope, conn: AsyncConnection[Any]) -> None:
     assert isinstance(event.payload, WorldDefined)
     repo = WorldRepository(conn)
-    await repo.save_definition(event, event.payload, await repo.start_time(event.world_id) or event.world_time)
+    await repo.save_definition(
+        event, event.payload, await repo.start_time(event.world_id) or event.world_time
+    )
 
 
 async def apply_npc_created(event: Envelope, conn: AsyncConnection[Any]) -> None:
@@ -81,7 +83,9 @@ async def apply_npcs_moved(event: Envelope, conn: AsyncConnection[Any]) -> None:
 async def apply_object_state_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
     p = event.payload
     assert isinstance(p, ObjectStateChanged)
-    await WorldRepository(conn).set_object_state(event.world_id, p.object_path, p.state, p.source, event.event_id)
+    await WorldRepository(conn).set_object_state(
+        event.world_id, p.object_path, p.state, p.source, event.event_id
+    )
 
 
 async def apply_clock_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:

@@ -10,26 +10,45 @@ from uuid import UUID
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from npcworld.contracts import Envelope, NpcCreated, ObjectStateChange, WorldCreated, WorldDefined, WorldForked
+from npcworld.contracts import (
+    Envelope,
+    NpcCreated,
+    ObjectStateChange,
+    WorldCreated,
+    WorldDefined,
+    WorldForked,
+)
 from services.world_state.domain import ClockState, NpcState, NpcView, WorldView
 
 __all__ = ["TABLES", "WorldRepository"]
 
 TABLES = ("ws_worlds", "ws_npcs", "ws_definitions", "ws_objects", "ws_clocks")
 
-_NPC_STATE = ("SELECT npc_id, location, tile_x, tile_y, route, target, action, emoji, action_end, pending_state,"
-              " held_object FROM ws_npcs WHERE world_id = %s ORDER BY npc_id")
-_CLOCK = ("SELECT tenant_id, world_id, world_time, step, step_seconds, speed, paused, last_tick_wall, until"
-          " FROM ws_clocks WHERE world_id = %s")
+_NPC_STATE = (
+    "SELECT npc_id, location, tile_x, tile_y, route, target, action, emoji, action_end, pending_state,"
+    " held_object FROM ws_npcs WHERE world_id = %s ORDER BY npc_id"
+)
+_CLOCK = (
+    "SELECT tenant_id, world_id, world_time, step, step_seconds, speed, paused, last_tick_wall, until"
+    " FROM ws_clocks WHERE world_id = %s"
+)
 
 
 def _npc_state(row: dict[str, Any]) -> NpcState:
     tile = (row["tile_x"], row["tile_y"]) if row["tile_x"] is not None else None
     pending = ObjectStateChange.model_validate(row["pending_state"]) if row["pending_state"] else None
-    return NpcState(npc_id=row["npc_id"], path=row["location"], tile=tile,
-                    route=tuple((x, y) for x, y in row["route"]), target=row["target"], action=row["action"],
-                    emoji=row["emoji"], action_end=row["action_end"], pending_state=pending,
-                    held_object=row["held_object"])
+    return NpcState(
+        npc_id=row["npc_id"],
+        path=row["location"],
+        tile=tile,
+        route=tuple((x, y) for x, y in row["route"]),
+        target=row["target"],
+        action=row["action"],
+        emoji=row["emoji"],
+        action_end=row["action_end"],
+        pending_state=pending,
+        held_object=row["held_object"],
+    )
 
 
 class WorldRepository:
@@ -42,7 +61,14 @@ class WorldRepository:
         await self.conn.execute(
             "INSERT INTO ws_worlds (tenant_id, world_id, name, template, start_time, created_seq_event)"
             " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (world_id) DO NOTHING",
-            (event.tenant_id, event.world_id, payload.name, payload.template, payload.start_time, event.event_id),
+            (
+                event.tenant_id,
+                event.world_id,
+                payload.name,
+                payload.template,
+                payload.start_time,
+                event.event_id,
+            ),
         )
 
     async def mark_forked(self, world_id: str, payload: WorldForked) -> None:
@@ -59,31 +85,50 @@ class WorldRepository:
             "INSERT INTO ws_npcs (tenant_id, world_id, npc_id, name, age, traits, occupation, location,"
             " tile_x, tile_y) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
             " ON CONFLICT (world_id, npc_id) DO NOTHING",
-            (event.tenant_id, event.world_id, p.npc_id, p.name, p.age, list(p.traits), p.occupation, p.location,
-             tile[0] if tile else None, tile[1] if tile else None),
+            (
+                event.tenant_id,
+                event.world_id,
+                p.npc_id,
+                p.name,
+                p.age,
+                list(p.traits),
+                p.occupation,
+                p.location,
+                tile[0] if tile else None,
+                tile[1] if tile else None,
+            ),
         )
 
     async def save_definition(self, event: Envelope, definition: WorldDefined, start_time: datetime) -> None:
         """The tree, its objects' initial states, and a paused clock at the world's start time."""
         await self.conn.execute(
             "INSERT INTO ws_definitions (world_id, tenant_id, definition, defined_by) VALUES (%s, %s, %s, %s)"
-            " ON CONFLICT (world_id) DO UPDATE SET definition = EXCLUDED.definition, defined_by = EXCLUDED.defined_by",
+            " ON CONFLICT (world_id) DO UPDATE"
+            " SET definition = EXCLUDED.definition, defined_by = EXCLUDED.defined_by",
             (event.world_id, event.tenant_id, definition.model_dump_json(), event.event_id),
         )
-        rows = [(event.world_id, f"{event.world_id}:{s.name}:{a.name}:{o.name}", event.tenant_id, o.state)
-                for s in definition.sectors for a in s.arenas for o in a.objects]
+        rows = [
+            (event.world_id, f"{event.world_id}:{s.name}:{a.name}:{o.name}", event.tenant_id, o.state)
+            for s in definition.sectors
+            for a in s.arenas
+            for o in a.objects
+        ]
         async with self.conn.cursor() as cur:
             await cur.executemany(
                 "INSERT INTO ws_objects (world_id, path, tenant_id, state) VALUES (%s, %s, %s, %s)"
-                " ON CONFLICT (world_id, path) DO NOTHING", rows)
+                " ON CONFLICT (world_id, path) DO NOTHING",
+                rows,
+            )
         await self.conn.execute(
             "INSERT INTO ws_clocks (world_id, tenant_id, world_time, step_seconds) VALUES (%s, %s, %s, %s)"
             " ON CONFLICT (world_id) DO NOTHING",
-            (event.world_id, event.tenant_id, start_time, definition.step_seconds))
+            (event.world_id, event.tenant_id, start_time, definition.step_seconds),
+        )
 
     async def definition(self, world_id: str) -> tuple[UUID, WorldDefined] | None:
-        cur = await self.conn.execute("SELECT defined_by, definition FROM ws_definitions WHERE world_id = %s",
-                                      (world_id,))
+        cur = await self.conn.execute(
+            "SELECT defined_by, definition FROM ws_definitions WHERE world_id = %s", (world_id,)
+        )
         row = await cur.fetchone()
         return (row[0], WorldDefined.model_validate(row[1])) if row else None
 
@@ -98,33 +143,64 @@ class WorldRepository:
             return [_npc_state(row) for row in await cur.fetchall()]
 
     async def save_npc_states(self, world_id: str, states: list[NpcState], moved_by: UUID | None) -> None:
-        rows = [(s.path, s.tile[0] if s.tile else None, s.tile[1] if s.tile else None, json.dumps(s.route),
-                 s.target, s.action, s.emoji, s.action_end,
-                 s.pending_state.model_dump_json() if s.pending_state else None, s.held_object, moved_by,
-                 world_id, s.npc_id) for s in states]
+        rows = [
+            (
+                s.path,
+                s.tile[0] if s.tile else None,
+                s.tile[1] if s.tile else None,
+                json.dumps(s.route),
+                s.target,
+                s.action,
+                s.emoji,
+                s.action_end,
+                s.pending_state.model_dump_json() if s.pending_state else None,
+                s.held_object,
+                moved_by,
+                world_id,
+                s.npc_id,
+            )
+            for s in states
+        ]
         async with self.conn.cursor() as cur:
             await cur.executemany(
-                "UPDATE ws_npcs SET location = %s, tile_x = %s, tile_y = %s, route = %s, target = %s, action = %s,"
+                "UPDATE ws_npcs SET location = %s, tile_x = %s, tile_y = %s, route = %s, target = %s,"
+                " action = %s,"
                 " emoji = %s, action_end = %s, pending_state = %s, held_object = %s,"
-                " moved_by = coalesce(%s, moved_by) WHERE world_id = %s AND npc_id = %s", rows)
+                " moved_by = coalesce(%s, moved_by) WHERE world_id = %s AND npc_id = %s",
+                rows,
+            )
 
-    async def apply_move(self, world_id: str, npc_id: str, path: str, tile: tuple[int, int] | None,
-                         moved_by: UUID) -> None:
+    async def apply_move(
+        self, world_id: str, npc_id: str, path: str, tile: tuple[int, int] | None, moved_by: UUID
+    ) -> None:
         """A position from an event, unless a newer move was already written (replays never go back)."""
         await self.conn.execute(
             "UPDATE ws_npcs SET location = %s, tile_x = %s, tile_y = %s, moved_by = %s"
             " WHERE world_id = %s AND npc_id = %s AND (moved_by IS NULL OR moved_by < %s)",
-            (path, tile[0] if tile else None, tile[1] if tile else None, moved_by, world_id, npc_id, moved_by))
+            (
+                path,
+                tile[0] if tile else None,
+                tile[1] if tile else None,
+                moved_by,
+                world_id,
+                npc_id,
+                moved_by,
+            ),
+        )
 
-    async def set_object_state(self, world_id: str, path: str, state: str, source: str, changed_by: UUID) -> None:
+    async def set_object_state(
+        self, world_id: str, path: str, state: str, source: str, changed_by: UUID
+    ) -> None:
         await self.conn.execute(
             "UPDATE ws_objects SET state = %s, source = %s, changed_by = %s"
             " WHERE world_id = %s AND path = %s AND (changed_by IS NULL OR changed_by < %s)",
-            (state, source, changed_by, world_id, path, changed_by))
+            (state, source, changed_by, world_id, path, changed_by),
+        )
 
     async def objects(self, world_id: str) -> dict[str, str]:
-        cur = await self.conn.execute("SELECT path, state FROM ws_objects WHERE world_id = %s ORDER BY path",
-                                      (world_id,))
+        cur = await self.conn.execute(
+            "SELECT path, state FROM ws_objects WHERE world_id = %s ORDER BY path", (world_id,)
+        )
         return {row[0]: row[1] for row in await cur.fetchall()}
 
     async def clock(self, world_id: str, *, lock: bool = False) -> ClockState | None:
@@ -138,12 +214,23 @@ class WorldRepository:
         await self.conn.execute(
             "UPDATE ws_clocks SET world_time = %s, step = %s, step_seconds = %s, speed = %s, paused = %s,"
             " last_tick_wall = %s, until = %s WHERE world_id = %s",
-            (clock.world_time, clock.step, clock.step_seconds, clock.speed, clock.paused, clock.last_tick_wall,
-             clock.until, clock.world_id))
+            (
+                clock.world_time,
+                clock.step,
+                clock.step_seconds,
+                clock.speed,
+                clock.paused,
+                clock.last_tick_wall,
+                clock.until,
+                clock.world_id,
+            ),
+        )
 
     async def apply_tick(self, world_id: str, step: int, world_time: datetime) -> None:
-        await self.conn.execute("UPDATE ws_clocks SET step = %s, world_time = %s WHERE world_id = %s AND step < %s",
-                                (step, world_time, world_id, step))
+        await self.conn.execute(
+            "UPDATE ws_clocks SET step = %s, world_time = %s WHERE world_id = %s AND step < %s",
+            (step, world_time, world_id, step),
+        )
 
     async def running_clocks(self) -> list[str]:
         cur = await self.conn.execute("SELECT world_id FROM ws_clocks WHERE NOT paused ORDER BY world_id")

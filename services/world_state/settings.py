@@ -12,11 +12,23 @@ __all__ = ["Settings"]
 class Settings(CommonSettings):
     """Connection settings plus the world clock's ticker."""
 
-    ticker_enabled: bool = Field(default=True, description="WORLD_TICKER_ENABLED: run the clock ticker here",
-                                 validation_alias="world_ticker_enabled")
-    tick_poll_seconds: float = Field(default=0.01, gt=0, le=5, validation_alias="world_tick_poll_seconds",
-                                     description="how often the ticker looks for due clocks")
-    stepped_max_wait_seconds: float = Field(default=30, gt=0, le=3600,
-                                            validation_alias="world_stepped_max_wait_seconds",
-                                            description="a stepped clock ticks anyway after waiting this long")
+    ticker_enabled: bool = Field(
+        default=True,
+        description="WORLD_TICKER_ENABLED: run the clock ticker here",
+        validation_alias="world_ticker_enabled",
+    )
+    tick_poll_seconds: float = Field(
+        default=0.01,
+        gt=0,
+        le=5,
+        validation_alias="world_tick_poll_seconds",
+        description="how often the ticker looks for due clocks",
+    )
+    stepped_max_wait_seconds: float = Field(
+        default=30,
+        gt=0,
+        le=3600,
+        validation_alias="world_stepped_max_wait_seconds",
+        description="a stepped clock ticks anyway after waiting this long",
+    )
     stepped_quiet_checks: int = Field(default=3, ge=1, le=100, validation_alias="world_stepped_quiet_checks")

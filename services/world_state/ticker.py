@@ -9,6 +9,7 @@ saved clock. Stepped clocks first wait until the pipeline has digested the previ
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 
@@ -33,8 +34,15 @@ def clock_stream(world_id: str) -> str:
 class Ticker:
     """Advances due clocks until stopped."""
 
-    def __init__(self, pool: AsyncConnectionPool, trees: TreeCache, probe: PipelineProbe, *,
-                 poll_seconds: float = 0.01, stepped_max_wait: float = 30.0) -> None:
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        trees: TreeCache,
+        probe: PipelineProbe,
+        *,
+        poll_seconds: float = 0.01,
+        stepped_max_wait: float = 30.0,
+    ) -> None:
         self.pool = pool
         self.trees = trees
         self.probe = probe
@@ -46,10 +54,8 @@ class Ticker:
         while not stop.is_set():
             ticked = await self.run_once()
             if not ticked:
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), self.poll_seconds)
-                except TimeoutError:
-                    pass
 
     async def run_once(self) -> int:
         """Tick every due world once; stepped worlds wait for the pipeline first. Returns worlds ticked."""
@@ -58,7 +64,9 @@ class Ticker:
             worlds = [(w, await repo.clock(w)) for w in await repo.running_clocks()]
         stepped = [w for w, c in worlds if c is not None and c.speed is None]
         if stepped and not await self.probe.wait_idle(self.stepped_max_wait):
-            logger.warning("pipeline still busy after %.0fs; stepping %s anyway", self.stepped_max_wait, stepped)
+            logger.warning(
+                "pipeline still busy after %.0fs; stepping %s anyway", self.stepped_max_wait, stepped
+            )
         count = 0
         for world_id, _ in worlds:
             count += await self.tick(world_id, time.time())
@@ -76,8 +84,13 @@ class Ticker:
             uow = UnitOfWork(conn, EventStore())
 
             def event(payload: EventPayload, npc_id: str | None = None) -> Envelope:
-                return uow.new_event(payload, tenant_id=clock.tenant_id, world_id=world_id,
-                                     world_time=advanced.world_time, npc_id=npc_id)
+                return uow.new_event(
+                    payload,
+                    tenant_id=clock.tenant_id,
+                    world_id=world_id,
+                    world_time=advanced.world_time,
+                    npc_id=npc_id,
+                )
 
             events: list[Envelope] = []
             if tree is not None:
@@ -89,8 +102,9 @@ class Ticker:
                 changed = [after for b, after in zip(before, result.npcs, strict=True) if b != after]
                 await repo.save_npc_states(world_id, changed, moved.event_id if moved else None)
                 for envelope, change in changes:
-                    await repo.set_object_state(world_id, change.object_path, change.state, change.source,
-                                                envelope.event_id)
+                    await repo.set_object_state(
+                        world_id, change.object_path, change.state, change.source, envelope.event_id
+                    )
             events.append(event(ticked))
             await uow.append(clock_stream(world_id), events)
             await repo.save_clock(advanced)

@@ -17,17 +17,26 @@ from tests.polling import eventually
 
 MakeClient = Callable[..., Awaitable[httpx.AsyncClient]]
 T0 = "2023-02-13T07:00:00+00:00"
-INN = [{"name": "Inn", "arenas": [
-    {"name": "tavern", "objects": [{"name": "hearth"}, {"name": "bar"}]},
-    {"name": "cellar", "objects": [{"name": "barrel"}]},
-]}]
+INN = [
+    {
+        "name": "Inn",
+        "arenas": [
+            {"name": "tavern", "objects": [{"name": "hearth"}, {"name": "bar"}]},
+            {"name": "cellar", "objects": [{"name": "barrel"}]},
+        ],
+    }
+]
 
 
 async def _observations(pool: AsyncConnectionPool, world_id: str) -> list[tuple[str, str, str]]:
     async with pool.connection() as conn:
-        stored = await EventStore().read_all(conn, 0, 1000, EventFilter(world_id=world_id, types=("ObservationMade",)))
-    return [(s.envelope.npc_id or "", s.envelope.payload.description, s.envelope.payload.source)  # type: ignore[attr-defined]
-            for s in stored]
+        stored = await EventStore().read_all(
+            conn, 0, 1000, EventFilter(world_id=world_id, types=("ObservationMade",))
+        )
+    return [
+        (s.envelope.npc_id or "", s.envelope.payload.description, s.envelope.payload.source)  # type: ignore[attr-defined]
+        for s in stored
+    ]
 
 
 async def _ok(response: httpx.Response, status: int = 202) -> Any:
@@ -49,31 +58,61 @@ async def test_a_studio_world_without_tile_map_works_through_posted_positions_an
         assert tree.json()["tiled"] is False and len(tree.json()["objects"]) == 3
         await _ok(await client.post(f"/v1/worlds/{w}/clock", json={"paused": False, "mode": "stepped"}))
         await eventually(lambda: client.get(f"/v1/worlds/{w}/clock"), lambda r: r.json()["paused"] is False)
-        await _ok(await client.post(f"/v1/worlds/{w}/positions", json={"moves": [
-            {"npc_id": "ana", "path": f"{w}:Inn:tavern"}, {"npc_id": "ben", "path": f"{w}:Inn:cellar"}]}))
-        await eventually(lambda: client.get(f"/v1/worlds/{w}/npcs/ben/state"),
-                         lambda r: r.json()["location"] == f"{w}:Inn:cellar")
-        await _ok(await client.post(f"/v1/worlds/{w}/object-states",
-                                    json={"object_path": f"{w}:Inn:tavern:hearth", "state": "roaring"}))
-        await eventually(lambda: client.get(f"/v1/worlds/{w}/tree"),
-                         lambda r: {"path": f"{w}:Inn:tavern:hearth", "state": "roaring"} in r.json()["objects"])
+        await _ok(
+            await client.post(
+                f"/v1/worlds/{w}/positions",
+                json={
+                    "moves": [
+                        {"npc_id": "ana", "path": f"{w}:Inn:tavern"},
+                        {"npc_id": "ben", "path": f"{w}:Inn:cellar"},
+                    ]
+                },
+            )
+        )
+        await eventually(
+            lambda: client.get(f"/v1/worlds/{w}/npcs/ben/state"),
+            lambda r: r.json()["location"] == f"{w}:Inn:cellar",
+        )
+        await _ok(
+            await client.post(
+                f"/v1/worlds/{w}/object-states",
+                json={"object_path": f"{w}:Inn:tavern:hearth", "state": "roaring"},
+            )
+        )
+        await eventually(
+            lambda: client.get(f"/v1/worlds/{w}/tree"),
+            lambda r: {"path": f"{w}:Inn:tavern:hearth", "state": "roaring"} in r.json()["objects"],
+        )
         p.world_id = w
         await p.step()
-        await _ok(await client.post(f"/v1/worlds/{w}/npcs/ana/perceptions",
-                                    json={"description": "a bard starts singing", "world_time": T0}))
+        await _ok(
+            await client.post(
+                f"/v1/worlds/{w}/npcs/ana/perceptions",
+                json={"description": "a bard starts singing", "world_time": T0},
+            )
+        )
         seen = await eventually(lambda: _observations(pool, w), lambda rows: len(rows) >= 4)
         state = await _ok(await client.get(f"/v1/worlds/{w}/npcs/ana/state"), 200)
 
     # ana (tavern) perceives its objects, the edit included; ben (cellar) only the barrel
-    assert sorted(seen) == [("ana", "a bard starts singing", "studio"), ("ana", "bar is idle", "perception"),
-                            ("ana", "hearth is roaring", "perception"), ("ben", "barrel is idle", "perception")]
+    assert sorted(seen) == [
+        ("ana", "a bard starts singing", "studio"),
+        ("ana", "bar is idle", "perception"),
+        ("ana", "hearth is roaring", "perception"),
+        ("ben", "barrel is idle", "perception"),
+    ]
     assert ("ben", "hearth is roaring", "perception") not in seen
     assert set(state["known_places"]) == {f"{w}:Inn:tavern", f"{w}:Inn:tavern:hearth", f"{w}:Inn:tavern:bar"}
     # another tenant sees none of it; bad input names its field
     assert (await stranger.get(f"/v1/worlds/{w}/tree")).status_code == 404
-    assert (await stranger.post(f"/v1/worlds/{w}/object-states",
-                                json={"object_path": f"{w}:Inn:tavern:hearth", "state": "out"})).status_code == 404
-    bad = await client.post(f"/v1/worlds/{w}/object-states", json={"object_path": f"{w}:Inn:attic:chest", "state": "x"})
+    assert (
+        await stranger.post(
+            f"/v1/worlds/{w}/object-states", json={"object_path": f"{w}:Inn:tavern:hearth", "state": "out"}
+        )
+    ).status_code == 404
+    bad = await client.post(
+        f"/v1/worlds/{w}/object-states", json={"object_path": f"{w}:Inn:attic:chest", "state": "x"}
+    )
     assert bad.status_code == 422 and "object_path" in bad.text
 
 
@@ -86,14 +125,22 @@ async def test_templates_are_listed_and_a_world_created_from_one_gets_its_town(
     bad = await client.post("/v1/worlds", json={"name": "x", "start_time": T0, "template": "atlantis"})
     assert bad.status_code == 422 and "template" in bad.text
     w = f"town-{uuid.uuid4().hex[:8]}"
-    await _ok(await client.post("/v1/worlds", json={"world_id": w, "name": "Town", "start_time": T0,
-                                                   "template": "brindle-hollow"}), 201)
+    await _ok(
+        await client.post(
+            "/v1/worlds", json={"world_id": w, "name": "Town", "start_time": T0, "template": "brindle-hollow"}
+        ),
+        201,
+    )
     async with running_pipeline(pool, broker.bootstrap):
         world = await eventually(lambda: client.get(f"/v1/worlds/{w}"), lambda r: r.json()["npc_count"] == 25)
-        tree = await eventually(lambda: client.get(f"/v1/worlds/{w}/tree", params={"tiles": "true"}),
-                                lambda r: r.status_code == 200)
-        marta = await eventually(lambda: client.get(f"/v1/worlds/{w}/npcs/marta/state"),
-                                 lambda r: r.json()["tile"] is not None and r.json()["known_places"])
+        tree = await eventually(
+            lambda: client.get(f"/v1/worlds/{w}/tree", params={"tiles": "true"}),
+            lambda r: r.status_code == 200,
+        )
+        marta = await eventually(
+            lambda: client.get(f"/v1/worlds/{w}/npcs/marta/state"),
+            lambda r: r.json()["tile"] is not None and r.json()["known_places"],
+        )
     assert world.json()["template"] == "brindle-hollow"
     assert tree.json()["tiled"] and len(tree.json()["tile_rows"]) == 45
     assert marta.json()["location"] == f"{w}:Quill house:bedroom"

@@ -1,4 +1,4 @@
-"""World-level events: lifecycle, NPCs, the world tree, movement, object states and the clock (npcworld.world.v1)."""
+"""World-level events (npcworld.world.v1): lifecycle, NPCs, the world tree, movement, object states, clock."""
 
 from __future__ import annotations
 
@@ -10,8 +10,22 @@ from pydantic import BaseModel, ConfigDict, Field
 from npcworld.contracts.base import EventPayload
 from npcworld.contracts.topics import WORLD, Topic
 
-__all__ = ["ArenaDef", "ClockChanged", "NpcCreated", "NpcMove", "NpcsMoved", "ObjectDef", "ObjectStateChanged",
-           "SectorDef", "TileMap", "WorldCreated", "WorldDefined", "WorldDeleted", "WorldForked", "WorldTicked"]
+__all__ = [
+    "ArenaDef",
+    "ClockChanged",
+    "NpcCreated",
+    "NpcMove",
+    "NpcsMoved",
+    "ObjectDef",
+    "ObjectStateChanged",
+    "SectorDef",
+    "TileMap",
+    "WorldCreated",
+    "WorldDefined",
+    "WorldDeleted",
+    "WorldForked",
+    "WorldTicked",
+]
 
 
 class WorldCreated(EventPayload):
@@ -175,4 +189,6 @@ class ClockChanged(EventPayload):
     paused: bool
     speed: float | None = Field(default=None, gt=0, le=100000)
     step_seconds: float = Field(gt=0, le=86400)
-    until: datetime | None = Field(default=None, description="the clock pauses itself on reaching this world time")
+    until: datetime | None = Field(
+        default=None, description="the clock pauses itself on reaching this world time"
+    )

@@ -15,6 +15,20 @@ from npcworld.simulation.metrics import (
 )
 from npcworld.simulation.report import WorldFacts, build_report, comparable, to_markdown
 
-__all__ = ["Conversation", "Diffusion", "LlmCall", "Sighting", "WorldFacts", "acquaintances_from_seeds",
-           "attendance", "build_report", "comparable", "density", "diffusion", "llm_usage", "mentions",
-           "mutual_edges", "to_markdown"]
+__all__ = [
+    "Conversation",
+    "Diffusion",
+    "LlmCall",
+    "Sighting",
+    "WorldFacts",
+    "acquaintances_from_seeds",
+    "attendance",
+    "build_report",
+    "comparable",
+    "density",
+    "diffusion",
+    "llm_usage",
+    "mentions",
+    "mutual_edges",
+    "to_markdown",
+]

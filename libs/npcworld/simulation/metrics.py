@@ -1,7 +1,7 @@
 """The paper's end-to-end metrics as pure functions over facts taken from the event log.
 
 Information diffusion (who knows of the party / the candidacy, by provenance through conversation chains),
-relationship network density η = 2|E| / (|V|(|V|−1)) with an edge when both NPCs know each other,
+relationship network density η = 2|E| / (|V|(|V|-1)) with an edge when both NPCs know each other,
 attendance at a place during a time window, and LLM usage per NPC per simulated day by prompt kind
 (DESIGN.md, "Seed world (paper)").
 """
@@ -13,8 +13,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-__all__ = ["Conversation", "Diffusion", "LlmCall", "Sighting", "acquaintances_from_seeds", "attendance",
-           "density", "diffusion", "llm_usage", "mentions", "mutual_edges"]
+__all__ = [
+    "Conversation",
+    "Diffusion",
+    "LlmCall",
+    "Sighting",
+    "acquaintances_from_seeds",
+    "attendance",
+    "density",
+    "diffusion",
+    "llm_usage",
+    "mentions",
+    "mutual_edges",
+]
 
 
 @dataclass(frozen=True)
@@ -60,7 +71,9 @@ def mentions(text: str, keywords: Iterable[str]) -> bool:
     return any(re.search(rf"\b{re.escape(k.lower())}", lowered) for k in keywords)
 
 
-def diffusion(seeds: Mapping[str, str], conversations: Iterable[Conversation], keywords: Iterable[str]) -> Diffusion:
+def diffusion(
+    seeds: Mapping[str, str], conversations: Iterable[Conversation], keywords: Iterable[str]
+) -> Diffusion:
     """Spread a fact through conversations in time order.
 
     An NPC knows the fact at the start when its seed memories mention it; it learns the fact when it takes
@@ -73,7 +86,9 @@ def diffusion(seeds: Mapping[str, str], conversations: Iterable[Conversation], k
         keywords: words that name the fact.
     """
     words = tuple(keywords)
-    chains: dict[str, tuple[str, ...]] = {npc: (npc,) for npc, text in sorted(seeds.items()) if mentions(text, words)}
+    chains: dict[str, tuple[str, ...]] = {
+        npc: (npc,) for npc, text in sorted(seeds.items()) if mentions(text, words)
+    }
     start = frozenset(chains)
     for conv in sorted(conversations, key=lambda c: (c.at, c.participants)):
         tellers = sorted((p for p in conv.participants if p in chains), key=lambda p: (len(chains[p]), p))
@@ -97,11 +112,15 @@ def acquaintances_from_seeds(names: Mapping[str, str], seeds: Mapping[str, str])
 def mutual_edges(npcs: Iterable[str], knows: Iterable[tuple[str, str]]) -> set[frozenset[str]]:
     """Undirected edges between NPCs that both know each other."""
     members, directed = set(npcs), set(knows)
-    return {frozenset((a, b)) for a, b in directed if a != b and a in members and b in members and (b, a) in directed}
+    return {
+        frozenset((a, b))
+        for a, b in directed
+        if a != b and a in members and b in members and (b, a) in directed
+    }
 
 
 def density(npcs: Iterable[str], knows: Iterable[tuple[str, str]]) -> float:
-    """η = 2|E| / (|V|(|V|−1)); 0 for fewer than two NPCs."""
+    """η = 2|E| / (|V|(|V|-1)); 0 for fewer than two NPCs."""
     members = set(npcs)
     n = len(members)
     if n < 2:
@@ -109,7 +128,9 @@ def density(npcs: Iterable[str], knows: Iterable[tuple[str, str]]) -> float:
     return 2 * len(mutual_edges(members, knows)) / (n * (n - 1))
 
 
-def attendance(sightings: Iterable[Sighting], start: datetime, end: datetime, place_prefix: str) -> frozenset[str]:
+def attendance(
+    sightings: Iterable[Sighting], start: datetime, end: datetime, place_prefix: str
+) -> frozenset[str]:
     """NPCs that were inside ``place_prefix`` at any moment of [start, end)."""
     last: dict[str, str] = {}
     present: set[str] = set()
@@ -134,6 +155,12 @@ def llm_usage(calls: Iterable[LlmCall], npc_count: int, days: float) -> dict[str
             row[0] += 1
             row[1] += call.tokens_in + call.tokens_out
     scale = max(npc_count, 1) * max(days, 1e-9)
-    return {kind: {"calls": c, "tokens": t, "calls_per_npc_day": round(c / scale, 2),
-                   "tokens_per_npc_day": round(t / scale, 1)}
-            for kind, (c, t) in sorted(totals.items())}
+    return {
+        kind: {
+            "calls": c,
+            "tokens": t,
+            "calls_per_npc_day": round(c / scale, 2),
+            "tokens_per_npc_day": round(t / scale, 1),
+        }
+        for kind, (c, t) in sorted(totals.items())
+    }

@@ -42,14 +42,21 @@ class WorldFacts:
 def _story(facts: WorldFacts, keywords: list[str]) -> dict[str, Any]:
     d = diffusion(facts.seeds, facts.conversations, keywords)
     n = max(len(facts.names), 1)
-    return {"keywords": keywords, "start": len(d.start), "end": len(d.end),
-            "start_pct": round(100 * len(d.start) / n, 1), "end_pct": round(100 * len(d.end) / n, 1),
-            "knew_at_start": sorted(d.start), "knows_at_end": sorted(d.end),
-            "chains": {npc: " → ".join(chain) for npc, chain in sorted(d.chains.items()) if len(chain) > 1}}
+    return {
+        "keywords": keywords,
+        "start": len(d.start),
+        "end": len(d.end),
+        "start_pct": round(100 * len(d.start) / n, 1),
+        "end_pct": round(100 * len(d.end) / n, 1),
+        "knew_at_start": sorted(d.start),
+        "knows_at_end": sorted(d.end),
+        "chains": {npc: " → ".join(chain) for npc, chain in sorted(d.chains.items()) if len(chain) > 1},
+    }
 
 
-def build_report(facts: WorldFacts, stories: dict[str, dict[str, Any]], run: dict[str, Any],
-                 wall_seconds: float) -> dict[str, Any]:
+def build_report(
+    facts: WorldFacts, stories: dict[str, dict[str, Any]], run: dict[str, Any], wall_seconds: float
+) -> dict[str, Any]:
     """Every metric of the report, computed from ``facts``; ``run`` describes what was simulated."""
     npcs = sorted(facts.names)
     start_knows = acquaintances_from_seeds(facts.names, facts.seeds)
@@ -57,13 +64,23 @@ def build_report(facts: WorldFacts, stories: dict[str, dict[str, Any]], run: dic
     end_knows = start_knows | talked | {(b, a) for a, b in talked} | facts.relationships
     days = float(run.get("days", 1))
     report: dict[str, Any] = {
-        "run": {**run, "npcs": len(npcs), "steps": facts.steps, "npc_steps": facts.steps * len(npcs),
-                "world_start": facts.world_start.isoformat() if facts.world_start else None,
-                "world_end": facts.world_end.isoformat() if facts.world_end else None},
-        "information_diffusion": {name: _story(facts, list(s["keywords"])) for name, s in sorted(stories.items())},
-        "network_density": {"start": round(density(npcs, start_knows), 3), "end": round(density(npcs, end_knows), 3),
-                            "edges_start": len(mutual_edges(npcs, start_knows)),
-                            "edges_end": len(mutual_edges(npcs, end_knows))},
+        "run": {
+            **run,
+            "npcs": len(npcs),
+            "steps": facts.steps,
+            "npc_steps": facts.steps * len(npcs),
+            "world_start": facts.world_start.isoformat() if facts.world_start else None,
+            "world_end": facts.world_end.isoformat() if facts.world_end else None,
+        },
+        "information_diffusion": {
+            name: _story(facts, list(s["keywords"])) for name, s in sorted(stories.items())
+        },
+        "network_density": {
+            "start": round(density(npcs, start_knows), 3),
+            "end": round(density(npcs, end_knows), 3),
+            "edges_start": len(mutual_edges(npcs, start_knows)),
+            "edges_end": len(mutual_edges(npcs, end_knows)),
+        },
         "conversations": len(facts.conversations),
         "events": dict(sorted(facts.event_counts.items())),
         "llm": llm_usage(facts.llm_calls, len(npcs), days),
@@ -74,12 +91,20 @@ def build_report(facts: WorldFacts, stories: dict[str, dict[str, Any]], run: dic
         reached = facts.world_end is not None and facts.world_end >= end
         came = attendance(facts.sightings, start, end, f"{facts.world_id}:{party['place']}")
         knew = set(report["information_diffusion"]["party"]["knows_at_end"]) - {party.get("host")}
-        report["party"] = {"place": party["place"], "start": party["start"], "end": party["end"],
-                           "window_simulated": reached, "attended": sorted(came),
-                           "invited": len(knew), "invited_and_came": len(knew & came)}
+        report["party"] = {
+            "place": party["place"],
+            "start": party["start"],
+            "end": party["end"],
+            "window_simulated": reached,
+            "attended": sorted(came),
+            "invited": len(knew),
+            "invited_and_came": len(knew & came),
+        }
     npc_steps = report["run"]["npc_steps"]
-    report["wall"] = {"seconds": round(wall_seconds, 1),
-                      "npc_steps_per_second": round(npc_steps / wall_seconds, 1) if wall_seconds > 0 else None}
+    report["wall"] = {
+        "seconds": round(wall_seconds, 1),
+        "npc_steps_per_second": round(npc_steps / wall_seconds, 1) if wall_seconds > 0 else None,
+    }
     return report
 
 
@@ -90,27 +115,51 @@ def comparable(report: dict[str, Any]) -> dict[str, Any]:
 
 def to_markdown(report: dict[str, Any]) -> str:
     run, dens = report["run"], report["network_density"]
-    lines = [f"# Simulation report: {run.get('template')} (seed {run.get('seed')})", "",
-             f"{run['npcs']} NPCs, {run.get('days')} simulated day(s) at {run.get('step_seconds')} s steps: "
-             f"{run['steps']} steps, {run['npc_steps']} NPC-steps ({run['world_start']} → {run['world_end']}).",
-             f"Services running: {', '.join(run.get('services', [])) or 'n/a'}.", "",
-             "## Information diffusion (by conversation provenance)", "",
-             "| fact | knew at start | knows at end |", "|---|---|---|"]
+    lines = [
+        f"# Simulation report: {run.get('template')} (seed {run.get('seed')})",
+        "",
+        f"{run['npcs']} NPCs, {run.get('days')} simulated day(s) at {run.get('step_seconds')} s steps: "
+        f"{run['steps']} steps, {run['npc_steps']} NPC-steps ({run['world_start']} → {run['world_end']}).",
+        f"Services running: {', '.join(run.get('services', [])) or 'n/a'}.",
+        "",
+        "## Information diffusion (by conversation provenance)",
+        "",
+        "| fact | knew at start | knows at end |",
+        "|---|---|---|",
+    ]
     for name, s in report["information_diffusion"].items():
         lines.append(f"| {name} | {s['start']} ({s['start_pct']}%) | {s['end']} ({s['end_pct']}%) |")
-    lines += ["", "## Relationship network density", "",
-              f"η start {dens['start']} ({dens['edges_start']} edges) → end {dens['end']} ({dens['edges_end']} edges); "
-              f"{report['conversations']} conversations.", ""]
+    lines += [
+        "",
+        "## Relationship network density",
+        "",
+        f"η start {dens['start']} ({dens['edges_start']} edges) → "
+        f"end {dens['end']} ({dens['edges_end']} edges); "
+        f"{report['conversations']} conversations.",
+        "",
+    ]
     if "party" in report:
         p = report["party"]
         when = "" if p["window_simulated"] else " (the party window was not reached by this run)"
-        lines += ["## The party", "", f"{p['place']}, {p['start']} → {p['end']}{when}: "
-                  f"{len(p['attended'])} NPCs present ({', '.join(p['attended']) or 'none'}); "
-                  f"{p['invited_and_came']} of {p['invited']} who knew of it came.", ""]
-    lines += ["## LLM calls and tokens per NPC per simulated day", "",
-              "| prompt kind | calls | tokens | calls/NPC/day | tokens/NPC/day |", "|---|---|---|---|---|"]
+        lines += [
+            "## The party",
+            "",
+            f"{p['place']}, {p['start']} → {p['end']}{when}: "
+            f"{len(p['attended'])} NPCs present ({', '.join(p['attended']) or 'none'}); "
+            f"{p['invited_and_came']} of {p['invited']} who knew of it came.",
+            "",
+        ]
+    lines += [
+        "## LLM calls and tokens per NPC per simulated day",
+        "",
+        "| prompt kind | calls | tokens | calls/NPC/day | tokens/NPC/day |",
+        "|---|---|---|---|---|",
+    ]
     for kind, u in report["llm"].items():
-        lines.append(f"| {kind} | {u['calls']} | {u['tokens']} | {u['calls_per_npc_day']} | {u['tokens_per_npc_day']} |")
+        lines.append(
+            f"| {kind} | {u['calls']} | {u['tokens']} | {u['calls_per_npc_day']} "
+            f"| {u['tokens_per_npc_day']} |"
+        )
     wall = report["wall"]
     lines += ["", "## Wall time", "", f"{wall['seconds']} s, {wall['npc_steps_per_second']} NPC-steps/s.", ""]
     return "\n".join(lines)

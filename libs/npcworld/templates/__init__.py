@@ -1,4 +1,4 @@
-"""Built-in world templates (JSON data files here): the world tree, a tile map with collision, and NPC personas.
+"""Built-in world templates (JSON files here): the world tree, a tile map with collision, NPC personas.
 
 A template is loaded by creating a world with ``template`` set to its name; world-state turns it into a
 ``WorldDefined`` event and one ``NpcCreated`` per persona.
@@ -63,17 +63,27 @@ class Template(BaseModel):
 
     def definition(self, template_name: str) -> WorldDefined:
         sectors = tuple(SectorDef(name=s.name, arenas=s.arenas) for s in self.sectors)
-        return WorldDefined(sectors=sectors, tile_map=self.tile_map(), source="template", template=template_name,
-                            step_seconds=self.step_seconds)
+        return WorldDefined(
+            sectors=sectors,
+            tile_map=self.tile_map(),
+            source="template",
+            template=template_name,
+            step_seconds=self.step_seconds,
+        )
 
     def personas(self, world_id: str) -> tuple[NpcCreated, ...]:
         """The NPCs with their places prefixed by the world id (``world:sector:arena``)."""
+
         def local(path: str) -> str:
             return f"{world_id}:{path}"
 
         return tuple(
-            npc.model_copy(update={"location": local(npc.location) if npc.location else None,
-                                   "known_places": tuple(local(p) for p in npc.known_places)})
+            npc.model_copy(
+                update={
+                    "location": local(npc.location) if npc.location else None,
+                    "known_places": tuple(local(p) for p in npc.known_places),
+                }
+            )
             for npc in self.npcs
         )
 

@@ -68,7 +68,9 @@ class PositionsIn(_In):
 class ClockIn(_In):
     paused: bool | None = None
     mode: Literal["realtime", "fast", "stepped"] | None = None
-    speed: float | None = Field(default=None, gt=0, le=100000, description="world seconds per wall second (fast)")
+    speed: float | None = Field(
+        default=None, gt=0, le=100000, description="world seconds per wall second (fast)"
+    )
     step_seconds: float | None = Field(default=None, gt=0, le=86400)
     until: datetime | None = Field(default=None, description="stop by itself on reaching this world time")
 
@@ -115,22 +117,38 @@ async def _one(conn: AsyncConnection[Any], sql: str, params: tuple[Any, ...]) ->
     return await (await conn.execute(sql, params)).fetchone()
 
 
-async def _append(request: Request, key: Any, world_id: str, stream: str, payload: EventPayload,
-                  when: datetime, npc_id: str | None = None) -> str:
+async def _append(
+    request: Request,
+    key: Any,
+    world_id: str,
+    stream: str,
+    payload: EventPayload,
+    when: datetime,
+    npc_id: str | None = None,
+) -> str:
     async with request.app.state.pool.connection() as conn, conn.transaction():
         uow = UnitOfWork(conn, EventStore())
-        event = uow.new_event(payload, tenant_id=key.tenant_id, world_id=world_id, world_time=when, npc_id=npc_id)
+        event = uow.new_event(
+            payload, tenant_id=key.tenant_id, world_id=world_id, world_time=when, npc_id=npc_id
+        )
         await uow.append(stream, [event])
     return str(event.event_id)
 
 
 async def _clock(conn: AsyncConnection[Any], world_id: str) -> ClockOut | None:
-    row = await _one(conn, "SELECT world_time, step, step_seconds, speed, paused FROM ws_clocks WHERE world_id = %s",
-                     (world_id,))
+    row = await _one(
+        conn,
+        "SELECT world_time, step, step_seconds, speed, paused FROM ws_clocks WHERE world_id = %s",
+        (world_id,),
+    )
     if row is None:
         return None
-    mode = "stepped" if row[3] is None else ("realtime" if row[3] == 1 else "fast")
-    return ClockOut(world_time=row[0], step=row[1], step_seconds=row[2], mode=mode, speed=row[3], paused=row[4])
+    mode: Literal["realtime", "fast", "stepped"] = (
+        "stepped" if row[3] is None else ("realtime" if row[3] == 1 else "fast")
+    )
+    return ClockOut(
+        world_time=row[0], step=row[1], step_seconds=row[2], mode=mode, speed=row[3], paused=row[4]
+    )
 
 
 async def _now(conn: AsyncConnection[Any], world_id: str, start: datetime | None) -> datetime:
@@ -147,8 +165,16 @@ async def templates(key: Reader) -> list[TemplateOut]:
     out = []
     for name in list_templates():
         t = load_template(name)
-        out.append(TemplateOut(name=name, title=t.name, description=t.description, npc_count=len(t.npcs),
-                               start_time=t.start_time, step_seconds=t.step_seconds))
+        out.append(
+            TemplateOut(
+                name=name,
+                title=t.name,
+                description=t.description,
+                npc_count=len(t.npcs),
+                start_time=t.start_time,
+                step_seconds=t.step_seconds,
+            )
+        )
     return out
 
 
@@ -159,33 +185,52 @@ async def define_world(world_id: str, body: DefinitionIn, key: Writer, request: 
         state = await live_world(conn, key.tenant_id, world_id)
     definition = WorldDefined(sectors=tuple(body.sectors), source="studio")
     assert state.start_time is not None
-    return {"event_id": await _append(request, key, world_id, world_stream(world_id), definition, state.start_time)}
+    return {
+        "event_id": await _append(
+            request, key, world_id, world_stream(world_id), definition, state.start_time
+        )
+    }
 
 
 @router.get("/v1/worlds/{world_id}/tree", response_model=TreeOut)
-async def world_tree(world_id: str, key: Reader, request: Request,
-                     tiles: Annotated[bool, Query(description="include the tile map rows")] = False) -> TreeOut:
+async def world_tree(
+    world_id: str,
+    key: Reader,
+    request: Request,
+    tiles: Annotated[bool, Query(description="include the tile map rows")] = False,
+) -> TreeOut:
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
         row = await _one(conn, "SELECT definition FROM ws_definitions WHERE world_id = %s", (world_id,))
         if row is None:
             raise NotFoundError(f"world {world_id!r} has no world tree yet")
-        cur = await conn.execute("SELECT path, state FROM ws_objects WHERE world_id = %s ORDER BY path", (world_id,))
+        cur = await conn.execute(
+            "SELECT path, state FROM ws_objects WHERE world_id = %s ORDER BY path", (world_id,)
+        )
         objects = [ObjectOut(path=r[0], state=r[1]) for r in await cur.fetchall()]
     definition = WorldDefined.model_validate(row[0])
     rows = list(definition.tile_map.rows) if tiles and definition.tile_map else None
-    return TreeOut(world_id=world_id, source=definition.source, template=definition.template,
-                   tiled=definition.tile_map is not None, sectors=[s.model_dump() for s in definition.sectors],
-                   objects=objects, tile_rows=rows)
+    return TreeOut(
+        world_id=world_id,
+        source=definition.source,
+        template=definition.template,
+        tiled=definition.tile_map is not None,
+        sectors=[s.model_dump() for s in definition.sectors],
+        objects=objects,
+        tile_rows=rows,
+    )
 
 
 @router.post("/v1/worlds/{world_id}/object-states", status_code=202)
-async def edit_object_state(world_id: str, body: ObjectStateIn, key: Writer, request: Request) -> dict[str, str]:
+async def edit_object_state(
+    world_id: str, body: ObjectStateIn, key: Writer, request: Request
+) -> dict[str, str]:
     """A user edit ("the stove is burning"); NPCs in range perceive it on the next step."""
     async with request.app.state.pool.connection() as conn:
         state = await live_world(conn, key.tenant_id, world_id)
-        known = await _one(conn, "SELECT 1 FROM ws_objects WHERE world_id = %s AND path = %s",
-                           (world_id, body.object_path))
+        known = await _one(
+            conn, "SELECT 1 FROM ws_objects WHERE world_id = %s AND path = %s", (world_id, body.object_path)
+        )
         if known is None:
             raise ValidationError(f"no object {body.object_path!r} in this world", field="object_path")
         when = await _now(conn, world_id, state.start_time)
@@ -204,8 +249,12 @@ async def post_positions(world_id: str, body: PositionsIn, key: Writer, request:
     if row is None:
         raise ValidationError("define the world tree first (POST .../definition)", field="moves")
     definition = WorldDefined.model_validate(row[0])
-    places = {f"{world_id}:{s.name}:{a.name}" + suffix for s in definition.sectors for a in s.arenas
-              for suffix in ["", *(f":{o.name}" for o in a.objects)]}
+    places = {
+        f"{world_id}:{s.name}:{a.name}" + suffix
+        for s in definition.sectors
+        for a in s.arenas
+        for suffix in ["", *(f":{o.name}" for o in a.objects)]
+    }
     for i, move in enumerate(body.moves):
         if move.npc_id not in state.npcs:
             raise ValidationError(f"no NPC {move.npc_id!r} in this world", field=f"moves.{i}.npc_id")
@@ -227,7 +276,7 @@ async def get_clock(world_id: str, key: Reader, request: Request) -> ClockOut:
 
 @router.post("/v1/worlds/{world_id}/clock", status_code=202)
 async def set_clock(world_id: str, body: ClockIn, key: Writer, request: Request) -> dict[str, str]:
-    """Pause, resume or re-pace the clock: real time, N× faster (``speed``), or stepped as fast as digested."""
+    """Pause, resume or re-pace the clock: real time, N times faster (``speed``), or stepped (as digested)."""
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
         clock = await _clock(conn, world_id)
@@ -237,9 +286,15 @@ async def set_clock(world_id: str, body: ClockIn, key: Writer, request: Request)
     if mode == "fast" and (body.speed or clock.speed) is None:
         raise ValidationError("fast mode needs a speed", field="speed")
     speed = {"realtime": 1.0, "stepped": None}.get(mode, body.speed or clock.speed)
-    change = ClockChanged(paused=clock.paused if body.paused is None else body.paused, speed=speed,
-                          step_seconds=body.step_seconds or clock.step_seconds, until=body.until)
-    return {"event_id": await _append(request, key, world_id, f"clock-ops-{world_id}", change, clock.world_time)}
+    change = ClockChanged(
+        paused=clock.paused if body.paused is None else body.paused,
+        speed=speed,
+        step_seconds=body.step_seconds or clock.step_seconds,
+        until=body.until,
+    )
+    return {
+        "event_id": await _append(request, key, world_id, f"clock-ops-{world_id}", change, clock.world_time)
+    }
 
 
 @router.get("/v1/worlds/{world_id}/npcs/{npc_id}/state", response_model=NpcStateOut)
@@ -249,24 +304,49 @@ async def npc_state(world_id: str, npc_id: str, key: Reader, request: Request) -
         state = await live_world(conn, key.tenant_id, world_id)
         if npc_id not in state.npcs:
             raise NotFoundError(f"NPC {npc_id!r} not found in world {world_id!r}")
-        row = await _one(conn, "SELECT location, tile_x, tile_y, target, jsonb_array_length(route), action, emoji,"
-                         " action_end FROM ws_npcs WHERE world_id = %s AND npc_id = %s", (world_id, npc_id))
-        cur = await conn.execute("SELECT path FROM pc_known_places WHERE world_id = %s AND npc_id = %s ORDER BY path",
-                                 (world_id, npc_id))
+        row = await _one(
+            conn,
+            "SELECT location, tile_x, tile_y, target, jsonb_array_length(route), action, emoji,"
+            " action_end FROM ws_npcs WHERE world_id = %s AND npc_id = %s",
+            (world_id, npc_id),
+        )
+        cur = await conn.execute(
+            "SELECT path FROM pc_known_places WHERE world_id = %s AND npc_id = %s ORDER BY path",
+            (world_id, npc_id),
+        )
         known = [r[0] for r in await cur.fetchall()]
-        latest = {t: await _latest(conn, key.tenant_id, world_id, npc_id, t) for t in ("ActionDecided", "DayPlanned")}
+        latest = {
+            t: await _latest(conn, key.tenant_id, world_id, npc_id, t)
+            for t in ("ActionDecided", "DayPlanned")
+        }
     location, tx, ty, target, left, action, emoji, end = row or (None, None, None, None, 0, None, "", None)
-    return NpcStateOut(npc_id=npc_id, location=location, tile=(tx, ty) if tx is not None else None,
-                       walking_to=target if left else None, steps_left=left or 0, action=action, emoji=emoji or "",
-                       action_end=end, latest_action=latest["ActionDecided"], plan=latest["DayPlanned"],
-                       known_places=known)
+    return NpcStateOut(
+        npc_id=npc_id,
+        location=location,
+        tile=(int(tx), int(ty)) if tx is not None and ty is not None else None,
+        walking_to=target if left else None,
+        steps_left=left or 0,
+        action=action,
+        emoji=emoji or "",
+        action_end=end,
+        latest_action=latest["ActionDecided"],
+        plan=latest["DayPlanned"],
+        known_places=known,
+    )
 
 
-async def _latest(conn: AsyncConnection[Any], tenant: str, world: str, npc: str, event_type: str
-                  ) -> dict[str, Any] | None:
-    row = await _one(conn, "SELECT seq FROM events WHERE tenant_id = %s AND world_id = %s AND npc_id = %s"
-                     " AND type = %s ORDER BY seq DESC LIMIT 1", (tenant, world, npc, event_type))
+async def _latest(
+    conn: AsyncConnection[Any], tenant: str, world: str, npc: str, event_type: str
+) -> dict[str, Any] | None:
+    row = await _one(
+        conn,
+        "SELECT seq FROM events WHERE tenant_id = %s AND world_id = %s AND npc_id = %s"
+        " AND type = %s ORDER BY seq DESC LIMIT 1",
+        (tenant, world, npc, event_type),
+    )
     if row is None:
         return None
-    stored = await EventStore().read_all(conn, row[0] - 1, 1, EventFilter(world_id=world, types=(event_type,)))
+    stored = await EventStore().read_all(
+        conn, row[0] - 1, 1, EventFilter(world_id=world, types=(event_type,))
+    )
     return stored[0].envelope.model_dump(mode="json") if stored else None

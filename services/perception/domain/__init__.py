@@ -11,5 +11,14 @@ from services.perception.domain.vision import (
     visible_places,
 )
 
-__all__ = ["ATTENTION_BANDWIDTH", "VISION_RADIUS", "Body", "Layout", "Percept", "Tile", "new_percepts", "perceive",
-           "visible_places"]
+__all__ = [
+    "ATTENTION_BANDWIDTH",
+    "VISION_RADIUS",
+    "Body",
+    "Layout",
+    "Percept",
+    "Tile",
+    "new_percepts",
+    "perceive",
+    "visible_places",
+]

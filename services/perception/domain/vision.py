@@ -11,7 +11,15 @@ from dataclasses import dataclass
 
 from services.perception.domain.layout import Layout, Tile
 
-__all__ = ["ATTENTION_BANDWIDTH", "VISION_RADIUS", "Body", "Percept", "new_percepts", "perceive", "visible_places"]
+__all__ = [
+    "ATTENTION_BANDWIDTH",
+    "VISION_RADIUS",
+    "Body",
+    "Percept",
+    "new_percepts",
+    "perceive",
+    "visible_places",
+]
 
 VISION_RADIUS = 8
 ATTENTION_BANDWIDTH = 8
@@ -47,9 +55,15 @@ def _distance(a: Tile | None, b: Tile | None) -> float:
     return float(max(abs(a[0] - b[0]), abs(a[1] - b[1])))
 
 
-def perceive(viewer: Body, bodies: list[Body], objects: dict[str, str], layout: Layout,
-             radius: int = VISION_RADIUS, bandwidth: int = ATTENTION_BANDWIDTH) -> list[Percept]:
-    """The ``bandwidth`` nearest things in the viewer's arena within ``radius`` tiles (whole arena if untiled).
+def perceive(
+    viewer: Body,
+    bodies: list[Body],
+    objects: dict[str, str],
+    layout: Layout,
+    radius: int = VISION_RADIUS,
+    bandwidth: int = ATTENTION_BANDWIDTH,
+) -> list[Percept]:
+    """The ``bandwidth`` nearest things in the viewer's arena within ``radius`` tiles (untiled: whole arena).
 
     Args:
         viewer: the perceiving NPC.
@@ -78,8 +92,9 @@ def perceive(viewer: Body, bodies: list[Body], objects: dict[str, str], layout: 
         if layout.tiled and d > radius:
             continue
         activity = body.activity or "here"
-        found.append(Percept(f"npc:{body.npc_id}", f"{body.name} is {activity}", body.npc_id, "is", activity,
-                             arena, d))
+        found.append(
+            Percept(f"npc:{body.npc_id}", f"{body.name} is {activity}", body.npc_id, "is", activity, arena, d)
+        )
     found.sort(key=lambda p: (p.distance, p.entity))
     return found[:bandwidth]
 

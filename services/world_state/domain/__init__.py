@@ -6,5 +6,20 @@ from services.world_state.domain.tilemap import Grid, Tile, find_path
 from services.world_state.domain.tree import WorldTree, arena_of
 from services.world_state.domain.world import NpcView, WorldView
 
-__all__ = ["ClockState", "Grid", "NpcState", "NpcView", "StepResult", "Tile", "WorldTree", "WorldView",
-           "apply_change", "arena_of", "find_path", "is_due", "next_tick", "start_action", "step_npcs"]
+__all__ = [
+    "ClockState",
+    "Grid",
+    "NpcState",
+    "NpcView",
+    "StepResult",
+    "Tile",
+    "WorldTree",
+    "WorldView",
+    "apply_change",
+    "arena_of",
+    "find_path",
+    "is_due",
+    "next_tick",
+    "start_action",
+    "step_npcs",
+]

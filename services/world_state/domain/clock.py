@@ -40,12 +40,22 @@ def is_due(clock: ClockState, wall_now: float) -> bool:
 
 def next_tick(clock: ClockState, wall_now: float) -> tuple[ClockState, WorldTicked]:
     """Advance one step: the new clock state and the event announcing it."""
-    advanced = replace(clock, step=clock.step + 1, last_tick_wall=wall_now,
-                       world_time=clock.world_time + timedelta(seconds=clock.step_seconds))
+    advanced = replace(
+        clock,
+        step=clock.step + 1,
+        last_tick_wall=wall_now,
+        world_time=clock.world_time + timedelta(seconds=clock.step_seconds),
+    )
     return advanced, WorldTicked(step=advanced.step, step_seconds=clock.step_seconds)
 
 
 def apply_change(clock: ClockState, change: ClockChanged, wall_now: float) -> ClockState:
     """Pause, resume or re-pace; the first step after a change waits a full interval."""
-    return replace(clock, paused=change.paused, speed=change.speed, step_seconds=change.step_seconds,
-                   last_tick_wall=wall_now, until=change.until)
+    return replace(
+        clock,
+        paused=change.paused,
+        speed=change.speed,
+        step_seconds=change.step_seconds,
+        last_tick_wall=wall_now,
+        until=change.until,
+    )

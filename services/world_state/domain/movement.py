@@ -45,8 +45,15 @@ def start_action(tree: WorldTree, npc: NpcState, action: ActionDecided) -> NpcSt
     """
     target = tree.resolve(action.location_path)
     end = action.start + timedelta(minutes=action.duration_minutes)
-    base = replace(npc, action=action.description, emoji=action.emoji, action_end=end,
-                   pending_state=action.object_state, route=(), target=target)
+    base = replace(
+        npc,
+        action=action.description,
+        emoji=action.emoji,
+        action_end=end,
+        pending_state=action.object_state,
+        route=(),
+        target=target,
+    )
     goal = tree.target_tile(target) if target else None
     if tree.grid is None or goal is None or npc.tile is None:
         return base
@@ -64,8 +71,14 @@ def step_npcs(tree: WorldTree, npcs: list[NpcState], world_time: datetime) -> St
     for npc in npcs:
         current = npc
         if current.held_object and current.action_end and world_time >= current.action_end:
-            changes.append((current.npc_id, ObjectStateChanged(object_path=current.held_object, state="idle",
-                                                                source="idle", by_npc=current.npc_id)))
+            changes.append(
+                (
+                    current.npc_id,
+                    ObjectStateChanged(
+                        object_path=current.held_object, state="idle", source="idle", by_npc=current.npc_id
+                    ),
+                )
+            )
             current = replace(current, held_object=None)
         if current.route:
             tile, rest = current.route[0], current.route[1:]
@@ -73,10 +86,23 @@ def step_npcs(tree: WorldTree, npcs: list[NpcState], world_time: datetime) -> St
             where = (current.target if arrived else tree.address(tile)) or current.path or tree.world_id
             current = replace(current, tile=tile, route=rest, path=where)
             moves.append(NpcMove(npc_id=current.npc_id, path=where, tile=tile, arrived=arrived))
-        if not current.route and current.pending_state is not None and (tree.grid is None or _at_target(current)):
+        if (
+            not current.route
+            and current.pending_state is not None
+            and (tree.grid is None or _at_target(current))
+        ):
             change = current.pending_state
-            changes.append((current.npc_id, ObjectStateChanged(object_path=change.object_path, state=change.state,
-                                                                source="action", by_npc=current.npc_id)))
+            changes.append(
+                (
+                    current.npc_id,
+                    ObjectStateChanged(
+                        object_path=change.object_path,
+                        state=change.state,
+                        source="action",
+                        by_npc=current.npc_id,
+                    ),
+                )
+            )
             current = replace(current, pending_state=None, held_object=change.object_path)
         moved.append(current)
     return StepResult(moved, moves, changes)

@@ -1,4 +1,4 @@
-"""The collision grid of a built-in world and A* path finding over it (4-neighbour moves, one tile per step)."""
+"""The collision grid of a built-in world and A* path finding over it (4-neighbour moves, a tile per step)."""
 
 from __future__ import annotations
 
@@ -39,8 +39,12 @@ class Grid:
             return tile
         x, y = tile
         for radius in range(1, max(self.width, self.height)):
-            ring = [(x + dx, y + dy) for dx in range(-radius, radius + 1) for dy in range(-radius, radius + 1)
-                    if max(abs(dx), abs(dy)) == radius]
+            ring = [
+                (x + dx, y + dy)
+                for dx in range(-radius, radius + 1)
+                for dy in range(-radius, radius + 1)
+                if max(abs(dx), abs(dy)) == radius
+            ]
             found = sorted(t for t in ring if self.walkable(t))
             if found:
                 return found[0]

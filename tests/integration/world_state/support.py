@@ -54,35 +54,55 @@ class Pipeline:
     perception_name: str
     ticker: Ticker
 
-    async def append(self, stream: str, payloads: list[EventPayload], npc_id: str | None = None) -> list[Envelope]:
+    async def append(
+        self, stream: str, payloads: list[EventPayload], npc_id: str | None = None
+    ) -> list[Envelope]:
         async with self.pool.connection() as conn, conn.transaction():
             uow = UnitOfWork(conn, EventStore())
-            events = [uow.new_event(p, tenant_id=self.tenant_id, world_id=self.world_id, world_time=T0,
-                                    npc_id=npc_id if npc_id is not None else getattr(p, "npc_id", None))
-                      for p in payloads]
+            events = [
+                uow.new_event(
+                    p,
+                    tenant_id=self.tenant_id,
+                    world_id=self.world_id,
+                    world_time=T0,
+                    npc_id=npc_id if npc_id is not None else getattr(p, "npc_id", None),
+                )
+                for p in payloads
+            ]
             await uow.append(stream, events)
         return events
 
     async def processed(self, consumer: str, event_id: uuid.UUID) -> bool:
         async with self.pool.connection() as conn:
-            cur = await conn.execute("SELECT 1 FROM processed_events WHERE consumer = %s AND event_id = %s",
-                                     (consumer, event_id))
+            cur = await conn.execute(
+                "SELECT 1 FROM processed_events WHERE consumer = %s AND event_id = %s", (consumer, event_id)
+            )
             return await cur.fetchone() is not None
 
     async def digested(self, events: list[Envelope]) -> None:
         """Wait until both consumers have processed every given event."""
-        handled = {self.world_state_name: {*world_state.HANDLERS, *world_state.PROJECTION.appliers},
-                   self.perception_name: {*perception.HANDLERS, *perception.PROJECTION.appliers}}
+        handled = {
+            self.world_state_name: {*world_state.HANDLERS, *world_state.PROJECTION.appliers},
+            self.perception_name: {*perception.HANDLERS, *perception.PROJECTION.appliers},
+        }
 
         async def done() -> bool:
-            return all([await self.processed(c, e.event_id) for e in events
-                        for c, types in handled.items() if e.type in types])
+            return all(
+                [
+                    await self.processed(c, e.event_id)
+                    for e in events
+                    for c, types in handled.items()
+                    if e.type in types
+                ]
+            )
+
         await eventually(done, bool, timeout=60)
 
     async def events(self, *types: str, after: int = 0) -> list[Envelope]:
         async with self.pool.connection() as conn:
-            stored = await EventStore().read_all(conn, after, 10000,
-                                                 EventFilter(world_id=self.world_id, types=types))
+            stored = await EventStore().read_all(
+                conn, after, 10000, EventFilter(world_id=self.world_id, types=types)
+            )
         return [s.envelope for s in stored]
 
     async def last_seq(self) -> int:
@@ -98,30 +118,38 @@ class Pipeline:
 
     async def create(self, definition: WorldDefined, npcs: list[NpcCreated]) -> None:
         """A world with its tree, NPCs and a running stepped clock, fully digested."""
-        events = await self.append(f"world-{self.world_id}", [
-            WorldCreated(name="test world", start_time=T0), definition, *npcs])
-        clock = await self.append(f"clock-ops-{self.world_id}",
-                                  [ClockChanged(paused=False, speed=None, step_seconds=10)])
+        events = await self.append(
+            f"world-{self.world_id}", [WorldCreated(name="test world", start_time=T0), definition, *npcs]
+        )
+        clock = await self.append(
+            f"clock-ops-{self.world_id}", [ClockChanged(paused=False, speed=None, step_seconds=10)]
+        )
         await self.digested(events + clock)
         await eventually(self._placed(len(npcs)), bool, timeout=60)
 
     def _placed(self, count: int) -> Any:
         async def probe() -> bool:
             async with self.pool.connection() as conn:
-                cur = await conn.execute("SELECT count(*) FROM pc_npcs WHERE world_id = %s"
-                                         " AND (tile_x IS NOT NULL OR arena IS NOT NULL)", (self.world_id,))
+                cur = await conn.execute(
+                    "SELECT count(*) FROM pc_npcs WHERE world_id = %s"
+                    " AND (tile_x IS NOT NULL OR arena IS NOT NULL)",
+                    (self.world_id,),
+                )
                 row = await cur.fetchone()
             return bool(row and row[0] >= count)
+
         return probe
 
 
-def sectors(*specs: tuple[str, str, tuple[int, int, int, int] | None, list[tuple[str, tuple[int, int] | None]]]
-            ) -> tuple[SectorDef, ...]:
+def sectors(
+    *specs: tuple[str, str, tuple[int, int, int, int] | None, list[tuple[str, tuple[int, int] | None]]],
+) -> tuple[SectorDef, ...]:
     """``(sector, arena, area, [(object, tile)])`` rows → sector definitions (one arena each row)."""
     grouped: dict[str, list[dict[str, Any]]] = {}
     for sector, arena, area, objects in specs:
         grouped.setdefault(sector, []).append(
-            {"name": arena, "area": area, "objects": [{"name": n, "tile": t} for n, t in objects]})
+            {"name": arena, "area": area, "objects": [{"name": n, "tile": t} for n, t in objects]}
+        )
     return tuple(SectorDef.model_validate({"name": s, "arenas": a}) for s, a in grouped.items())
 
 
@@ -131,13 +159,25 @@ async def running_pipeline(pool: AsyncConnectionPool, bootstrap: str) -> AsyncIt
     ws_name, pc_name = f"world_state-{suffix}", f"perception-{suffix}"
     trees = TreeCache()
     policy = RetryPolicy(handler_attempts=2, base_delay=0.01, max_delay=0.1)
-    loops = [
-        ConsumerLoop(ws_name, world_state.HANDLERS, world_state.WorldStateDeps(trees), pool=pool, bootstrap=bootstrap,
-                     projection=Projection(ws_name, world_state.PROJECTION.tables, world_state.PROJECTION.appliers),
-                     policy=policy),
-        ConsumerLoop(pc_name, perception.HANDLERS, perception.PerceptionDeps(LayoutCache()), pool=pool,
-                     bootstrap=bootstrap, policy=policy,
-                     projection=Projection(pc_name, perception.PROJECTION.tables, perception.PROJECTION.appliers)),
+    loops: list[ConsumerLoop[Any]] = [
+        ConsumerLoop(
+            ws_name,
+            world_state.HANDLERS,
+            world_state.WorldStateDeps(trees),
+            pool=pool,
+            bootstrap=bootstrap,
+            projection=Projection(ws_name, world_state.PROJECTION.tables, world_state.PROJECTION.appliers),
+            policy=policy,
+        ),
+        ConsumerLoop(
+            pc_name,
+            perception.HANDLERS,
+            perception.PerceptionDeps(LayoutCache()),
+            pool=pool,
+            bootstrap=bootstrap,
+            policy=policy,
+            projection=Projection(pc_name, perception.PROJECTION.tables, perception.PROJECTION.appliers),
+        ),
     ]
     stop = asyncio.Event()
     tasks = [asyncio.create_task(OutboxRelay(pool, bootstrap).run(stop))]

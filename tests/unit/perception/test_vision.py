@@ -8,11 +8,26 @@ from services.perception.domain import Body, Layout, new_percepts, perceive, vis
 
 def layout(tiled: bool = True) -> Layout:
     objects = [{"name": f"crate{i}", "tile": (i, 0) if tiled else None} for i in range(12)]
-    sectors = (SectorDef.model_validate({"name": "Depot", "arenas": [
-        {"name": "hall", "area": (0, 0, 19, 4) if tiled else None, "objects": objects}]}),
-               SectorDef.model_validate({"name": "Depot2", "arenas": [
-                   {"name": "yard", "area": (0, 5, 19, 9) if tiled else None, "objects": [
-                       {"name": "well", "tile": (0, 5) if tiled else None}]}]}))
+    sectors = (
+        SectorDef.model_validate(
+            {
+                "name": "Depot",
+                "arenas": [{"name": "hall", "area": (0, 0, 19, 4) if tiled else None, "objects": objects}],
+            }
+        ),
+        SectorDef.model_validate(
+            {
+                "name": "Depot2",
+                "arenas": [
+                    {
+                        "name": "yard",
+                        "area": (0, 5, 19, 9) if tiled else None,
+                        "objects": [{"name": "well", "tile": (0, 5) if tiled else None}],
+                    }
+                ],
+            }
+        ),
+    )
     tile_map = TileMap(width=20, height=10, rows=("." * 20,) * 10) if tiled else None
     return Layout.from_definition("w", WorldDefined(sectors=sectors, tile_map=tile_map))
 
@@ -32,7 +47,8 @@ def test_an_unchanged_state_is_not_perceived_again() -> None:
     assert new_percepts(first, {p.entity: p.description for p in first}) == []
     changed = perceive(me, [me], {"w:Depot:hall:crate1": "on fire"}, layout())
     assert [p.description for p in new_percepts(changed, {p.entity: p.description for p in first})] == [
-        "crate1 is on fire"]
+        "crate1 is on fire"
+    ]
 
 
 def test_spatial_memory_is_what_lies_within_the_vision_radius() -> None:
@@ -46,4 +62,7 @@ def test_an_untiled_world_perceives_the_whole_arena_and_nothing_else() -> None:
     friend = Body("f", "Fay", "w:Depot:hall", None, "counting crates")
     seen = perceive(me, [me, friend], {}, layout(tiled=False), bandwidth=20)
     assert len(seen) == 13 and "Fay is counting crates" in {p.description for p in seen}
-    assert visible_places(me, layout(tiled=False)) == {"w:Depot:hall", *(f"w:Depot:hall:crate{i}" for i in range(12))}
+    assert visible_places(me, layout(tiled=False)) == {
+        "w:Depot:hall",
+        *(f"w:Depot:hall:crate{i}" for i in range(12)),
+    }

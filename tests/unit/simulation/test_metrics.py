@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from npcworld.simulation import (
     Conversation,
@@ -20,9 +21,13 @@ from npcworld.simulation import (
 
 T0 = datetime(2023, 2, 13, 7, 0, tzinfo=UTC)
 NAMES = {"ana": "Ana Lind", "ben": "Ben Cole", "cy": "Cy Ward", "dee": "Dee Park", "eve": "Eve Moss"}
-SEEDS = {"ana": "Ana is hosting a Valentine's party at the cafe; Ana knows Ben Cole",
-         "ben": "Ben works at the mill; Ben is friends with Ana",
-         "cy": "Cy paints", "dee": "Dee is running for mayor", "eve": "Eve fishes"}
+SEEDS = {
+    "ana": "Ana is hosting a Valentine's party at the cafe; Ana knows Ben Cole",
+    "ben": "Ben works at the mill; Ben is friends with Ana",
+    "cy": "Cy paints",
+    "dee": "Dee is running for mayor",
+    "eve": "Eve fishes",
+}
 
 
 def at(hours: float) -> datetime:
@@ -59,24 +64,44 @@ def test_density_counts_only_mutual_acquaintance() -> None:
 
 
 def test_report_from_the_planted_history() -> None:
-    facts = WorldFacts(world_id="w", names=NAMES, seeds=SEEDS, conversations=CHAIN, steps=360,
-                       world_start=T0, world_end=at(48),
-                       sightings=[Sighting(T0, n, "w:Home:room") for n in NAMES]
-                       + [Sighting(at(34.5), "ben", "w:Cafe:floor"), Sighting(at(37), "cy", "w:Cafe:floor"),
-                          Sighting(at(35.5), "ben", "w:Street:road")],
-                       llm_calls=[LlmCall("ana", "plan", 100, 20), LlmCall("ben", "plan", 80, 20),
-                                  LlmCall(None, "importance", 10, 1)])
-    stories = {"party": {"keywords": ["party", "valentine"], "host": "ana", "place": "Cafe",
-                         "start": at(34).isoformat(), "end": at(36).isoformat()},
-               "candidacy": {"keywords": ["mayor"]}}
+    facts = WorldFacts(
+        world_id="w",
+        names=NAMES,
+        seeds=SEEDS,
+        conversations=CHAIN,
+        steps=360,
+        world_start=T0,
+        world_end=at(48),
+        sightings=[Sighting(T0, n, "w:Home:room") for n in NAMES]
+        + [
+            Sighting(at(34.5), "ben", "w:Cafe:floor"),
+            Sighting(at(37), "cy", "w:Cafe:floor"),
+            Sighting(at(35.5), "ben", "w:Street:road"),
+        ],
+        llm_calls=[
+            LlmCall("ana", "plan", 100, 20),
+            LlmCall("ben", "plan", 80, 20),
+            LlmCall(None, "importance", 10, 1),
+        ],
+    )
+    stories: dict[str, dict[str, Any]] = {
+        "party": {
+            "keywords": ["party", "valentine"],
+            "host": "ana",
+            "place": "Cafe",
+            "start": at(34).isoformat(),
+            "end": at(36).isoformat(),
+        },
+        "candidacy": {"keywords": ["mayor"]},
+    }
     report = build_report(facts, stories, {"template": "t", "seed": 1, "days": 2, "step_seconds": 10}, 12.0)
     assert report["information_diffusion"]["party"]["start"] == 1
     assert report["information_diffusion"]["party"]["end"] == 3
-    assert report["information_diffusion"]["candidacy"]["end"] == 1   # dee never spoke of it
+    assert report["information_diffusion"]["candidacy"]["end"] == 1  # dee never spoke of it
     # start: ana↔ben from the seeds (1 edge); end adds the four conversation pairs (ana-ben already there)
     assert report["network_density"]["start"] == 0.1
     assert report["network_density"]["end"] == 0.4
-    assert report["party"]["attended"] == ["ben"]          # cy came after the party ended
+    assert report["party"]["attended"] == ["ben"]  # cy came after the party ended
     assert report["party"]["invited_and_came"] == 1 and report["party"]["invited"] == 2
     assert report["llm"]["plan"]["calls_per_npc_day"] == 0.2
     assert report["wall"]["npc_steps_per_second"] == 150.0
@@ -85,8 +110,11 @@ def test_report_from_the_planted_history() -> None:
 
 
 def test_attendance_counts_whoever_was_already_there_when_it_started() -> None:
-    seen = [Sighting(at(0), "ana", "w:Cafe:kitchen"), Sighting(at(1), "ben", "w:Cafe:floor"),
-            Sighting(at(1.5), "ben", "w:Street")]
+    seen = [
+        Sighting(at(0), "ana", "w:Cafe:kitchen"),
+        Sighting(at(1), "ben", "w:Cafe:floor"),
+        Sighting(at(1.5), "ben", "w:Street"),
+    ]
     assert attendance(seen, at(2), at(3), "w:Cafe") == {"ana"}
 
 

@@ -5,10 +5,16 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from npcworld.contracts import ActionDecided, ClockChanged, ObjectStateChange, SectorDef, TileMap, WorldDefined
+from npcworld.contracts import (
+    ActionDecided,
+    ClockChanged,
+    ObjectStateChange,
+    SectorDef,
+    TileMap,
+    WorldDefined,
+)
 from services.world_state.domain import (
     ClockState,
-    Grid,
     NpcState,
     WorldTree,
     apply_change,
@@ -20,18 +26,24 @@ from services.world_state.domain import (
 )
 
 T0 = datetime(2023, 2, 13, 8, 0, tzinfo=UTC)
-ROWS = ("....#....",
-        "....#....",
-        ".........",
-        "....#....")
+ROWS = ("....#....", "....#....", ".........", "....#....")
 
 
 def tree() -> WorldTree:
-    sectors = (SectorDef.model_validate({"name": "West", "arenas": [{"name": "room", "area": (0, 0, 3, 3)}]}),
-               SectorDef.model_validate({"name": "East", "arenas": [
-                   {"name": "room", "area": (5, 0, 8, 3), "objects": [{"name": "stove", "tile": (8, 0)}]}]}))
-    return WorldTree.from_definition("w", WorldDefined(sectors=sectors, tile_map=TileMap(width=9, height=4,
-                                                                                           rows=ROWS)))
+    sectors = (
+        SectorDef.model_validate({"name": "West", "arenas": [{"name": "room", "area": (0, 0, 3, 3)}]}),
+        SectorDef.model_validate(
+            {
+                "name": "East",
+                "arenas": [
+                    {"name": "room", "area": (5, 0, 8, 3), "objects": [{"name": "stove", "tile": (8, 0)}]}
+                ],
+            }
+        ),
+    )
+    return WorldTree.from_definition(
+        "w", WorldDefined(sectors=sectors, tile_map=TileMap(width=9, height=4, rows=ROWS))
+    )
 
 
 def test_a_star_goes_around_walls_by_a_shortest_path() -> None:
@@ -39,15 +51,20 @@ def test_a_star_goes_around_walls_by_a_shortest_path() -> None:
     assert grid is not None
     path = find_path(grid, (0, 0), (8, 0))
     assert path[0] == (0, 0) and path[-1] == (8, 0) and (4, 2) in path
-    assert len(path) - 1 == 8 + 4   # across, plus down to the door row and back up
-    assert find_path(grid, (0, 0), (4, 0)) == []   # a wall is never a goal
+    assert len(path) - 1 == 8 + 4  # across, plus down to the door row and back up
+    assert find_path(grid, (0, 0), (4, 0)) == []  # a wall is never a goal
 
 
 def test_an_npc_walks_one_tile_per_step_and_uses_the_object_on_arrival() -> None:
     t = tree()
     npc = NpcState("ada", "w:West:room", (0, 0))
-    action = ActionDecided(description="cooking", location_path="w:East:room:stove", start=T0, duration_minutes=30,
-                           object_state=ObjectStateChange(object_path="w:East:room:stove", state="cooking"))
+    action = ActionDecided(
+        description="cooking",
+        location_path="w:East:room:stove",
+        start=T0,
+        duration_minutes=30,
+        object_state=ObjectStateChange(object_path="w:East:room:stove", state="cooking"),
+    )
     npc = start_action(t, npc, action)
     assert len(npc.route) == 12
     changes = []
@@ -62,23 +79,29 @@ def test_an_npc_walks_one_tile_per_step_and_uses_the_object_on_arrival() -> None
 
 
 def test_an_unknown_place_leaves_the_npc_where_it_is() -> None:
-    npc = start_action(tree(), NpcState("ada", "w:West:room", (0, 0)), ActionDecided(
-        description="flying", location_path="w:Moon:crater", start=T0, duration_minutes=5))
+    npc = start_action(
+        tree(),
+        NpcState("ada", "w:West:room", (0, 0)),
+        ActionDecided(description="flying", location_path="w:Moon:crater", start=T0, duration_minutes=5),
+    )
     assert npc.route == () and npc.target is None and npc.action == "flying"
 
 
 def test_the_clock_paces_real_time_fast_and_stepped_and_stops_at_until() -> None:
     clock = ClockState("t", "w", T0, 0, 10.0, 1.0, False, last_tick_wall=100.0)
-    assert not is_due(clock, 105.0) and is_due(clock, 110.0)                 # real time: 10 s per step
+    assert not is_due(clock, 105.0) and is_due(clock, 110.0)  # real time: 10 s per step
     fast = apply_change(clock, ClockChanged(paused=False, speed=60, step_seconds=10), 100.0)
-    assert is_due(fast, 100.2) and not is_due(fast, 100.1)                  # 60x: a step every 1/6 s
-    stepped = apply_change(clock, ClockChanged(paused=False, speed=None, step_seconds=10,
-                                               until=T0 + timedelta(seconds=20)), 100.0)
+    assert is_due(fast, 100.2) and not is_due(fast, 100.1)  # 60x: a step every 1/6 s
+    stepped = apply_change(
+        clock,
+        ClockChanged(paused=False, speed=None, step_seconds=10, until=T0 + timedelta(seconds=20)),
+        100.0,
+    )
     assert is_due(stepped, 100.0)
     stepped, ticked = next_tick(stepped, 100.0)
     assert ticked.step == 1 and stepped.world_time == T0 + timedelta(seconds=10)
     stepped, _ = next_tick(stepped, 100.0)
-    assert not is_due(stepped, 100.0)                                       # reached ``until``
+    assert not is_due(stepped, 100.0)  # reached ``until``
     assert not is_due(replace(clock, paused=True), 1e9)
 
 

@@ -1,0 +1,173 @@
+"""``npcworld simulate``: a fresh embedded stack, every service process, one town from a template, its clock
+stepped as fast as the pipeline digests each step until the requested world time; then the report.
+
+Whatever services exist run (the supervisor's process list without the gateway); the report says which.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shutil
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from npcworld.contracts import ClockChanged, Envelope, EventPayload, WorldCreated
+from npcworld.db import open_pool
+from npcworld.embedded import EmbeddedStack
+from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.fork import world_stream
+from npcworld.simulation.eventlog import read_facts
+from npcworld.simulation.report import build_report, to_markdown
+from npcworld.supervisor import SERVICE_MODULES, ProcessGroup, process_commands
+from npcworld.templates import load_template
+
+__all__ = ["SimulationConfig", "run_simulation"]
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class SimulationConfig:
+    """What to simulate and where the report goes (``out``/report.json, ``out``/report.md)."""
+
+    template: str
+    days: float
+    seed: int
+    step_seconds: float
+    out: Path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run_simulation(cfg: SimulationConfig, progress: Progress | None = None) -> dict[str, Any]:
+    """Run one simulation on a private stack under ``cfg.out``; returns the report (also written there)."""
+    template = load_template(cfg.template)
+    home = cfg.out / "stack"
+    if home.exists():
+        EmbeddedStack(home).down()
+        shutil.rmtree(home)
+    stack = EmbeddedStack(home, kafka_port=_free_port())
+    state = stack.up()
+    env = {
+        **os.environ,
+        "DATABASE_URL": state.database_url,
+        "KAFKA_BOOTSTRAP_SERVERS": state.kafka_bootstrap_servers,
+        "NPCWORLD_SEED": str(cfg.seed),
+        "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
+    }
+    group = ProcessGroup(process_commands(None), env, home / "logs")
+    group.start()
+    try:
+        report = asyncio.run(_simulate(cfg, state.database_url, template.start_time, group, progress))
+    finally:
+        group.stop()
+        stack.down()
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    (cfg.out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    (cfg.out / "report.md").write_text(to_markdown(report))
+    return report
+
+
+async def _append(
+    conn: Any, stream: str, payload: EventPayload, tenant: str, world: str, when: datetime
+) -> Envelope:
+    uow = UnitOfWork(conn, EventStore())
+    event = uow.new_event(payload, tenant_id=tenant, world_id=world, world_time=when)
+    await uow.append(stream, [event])
+    return event
+
+
+async def _simulate(
+    cfg: SimulationConfig, url: str, start: datetime, group: ProcessGroup, progress: Progress | None
+) -> dict[str, Any]:
+    from services.gateway.repository import GatewayRepository
+    from services.world_state.quiescence import PipelineProbe
+
+    world = f"sim-{cfg.template}-{cfg.seed}"
+    total = round(cfg.days * 86400 / cfg.step_seconds)
+    until = start + timedelta(seconds=total * cfg.step_seconds)
+    pool = await open_pool(url, max_size=3, name="simulate")
+    try:
+        async with pool.connection() as conn, conn.transaction():
+            tenant, _ = await GatewayRepository(conn).create_tenant("simulation")
+            await _append(
+                conn,
+                world_stream(world),
+                WorldCreated(name=world, template=cfg.template, start_time=start),
+                tenant,
+                world,
+                start,
+            )
+        await _wait(
+            pool, "SELECT count(*) FROM ws_clocks WHERE world_id = %s", world, lambda n: n == 1, group
+        )
+        probe = PipelineProbe(pool)
+        await probe.wait_idle(120)
+        async with pool.connection() as conn, conn.transaction():
+            await _append(
+                conn,
+                f"clock-ops-{world}",
+                ClockChanged(paused=False, speed=None, step_seconds=cfg.step_seconds, until=until),
+                tenant,
+                world,
+                start,
+            )
+        began = time.monotonic()
+        await _wait(
+            pool,
+            "SELECT step FROM ws_clocks WHERE world_id = %s",
+            world,
+            lambda s: s >= total,
+            group,
+            lambda s: progress(s, total) if progress else None,
+        )
+        await probe.wait_idle(300)
+        wall = time.monotonic() - began
+        async with pool.connection() as conn:
+            facts = await read_facts(conn, tenant, world)
+    finally:
+        await pool.close()
+    run = {
+        "template": cfg.template,
+        "seed": cfg.seed,
+        "days": cfg.days,
+        "step_seconds": cfg.step_seconds,
+        "provider": "openai" if os.environ.get("OPENAI_BASE_URL") else "offline",
+        "services": sorted(SERVICE_MODULES),
+    }
+    return build_report(facts, load_template(cfg.template).stories, run, wall)
+
+
+async def _wait(
+    pool: Any,
+    sql: str,
+    world: str,
+    done: Callable[[int], bool],
+    group: ProcessGroup,
+    tick: Callable[[int], None] | None = None,
+) -> None:
+    while True:
+        async with pool.connection() as conn:
+            row = await (await conn.execute(sql, (world,))).fetchone()
+        value = int(row[0]) if row and row[0] is not None else 0
+        if tick:
+            tick(value)
+        if done(value):
+            return
+        for name in group.restart_crashed():
+            logger.warning("%s exited and was restarted; see %s/%s.log", name, group.logs, name)
+        await asyncio.sleep(0.5)
