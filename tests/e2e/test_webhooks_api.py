@@ -9,12 +9,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 import pytest
+from psycopg_pool import AsyncConnectionPool
 
 from services.webhooks.consumer import serve
 from services.webhooks.domain import verify
 from services.webhooks.settings import Settings
 from tests.e2e.receiver import Receiver
 from tests.infra import BrokerForTests
+from tests.integration.world_state.support import running_pipeline
 from tests.polling import eventually
 
 MakeClient = Callable[..., Awaitable[httpx.AsyncClient]]
@@ -135,3 +137,33 @@ async def test_webhooks_are_validated_and_listed_without_their_secret(client_fac
     assert "secret" not in listed[0]
     assert (await client.delete(f"/v1/worlds/{world_id}/webhooks/{listed[0]['webhook_id']}")).status_code == 204
     assert (await client.get(f"/v1/worlds/{world_id}/webhooks")).json()["items"] == []
+
+
+async def test_a_world_created_from_the_template_ticks_and_its_events_reach_the_receiver(
+    client_factory: MakeClient, pool: AsyncConnectionPool, broker: BrokerForTests, receiver: Receiver,
+    dispatcher: None,
+) -> None:
+    client = await client_factory()
+    world_id = f"tpl-{uuid.uuid4().hex[:8]}"
+    r = await client.post("/v1/worlds", json={"world_id": world_id, "name": "Brindle Hollow", "start_time": T0,
+                                             "template": "brindle-hollow"})
+    assert r.status_code == 201, r.text
+    hook = (await client.post(f"/v1/worlds/{world_id}/webhooks",
+                              json={"url": f"{receiver.url}/ok", "event_types": ["WorldTicked", "NpcCreated"]})).json()
+    async with running_pipeline(pool, broker.bootstrap) as pipeline:
+        await eventually(lambda: client.get(f"/v1/worlds/{world_id}/tree"), lambda r: r.status_code == 200)
+        r = await client.post(f"/v1/worlds/{world_id}/clock", json={"paused": False, "mode": "stepped"})
+        assert r.status_code == 202, r.text
+        await eventually(lambda: client.get(f"/v1/worlds/{world_id}/clock"), lambda r: r.json()["paused"] is False)
+        pipeline.world_id = world_id
+        for _ in range(2):
+            await pipeline.step()
+        acked = await eventually(lambda: _acked(receiver),
+                                 lambda got: sum(g.json["type"] == "WorldTicked" for g in got) >= 2, timeout=30)
+    types = [g.json["type"] for g in acked]
+    assert "NpcCreated" in types  # the template's personas
+    ticks = sorted(g.json["event"]["payload"]["step"] for g in acked if g.json["type"] == "WorldTicked")
+    assert ticks == list(range(ticks[0], ticks[0] + len(ticks)))  # consecutive steps, each once
+    for got in acked:
+        assert verify(hook["secret"], got.headers["Npcworld-Signature"], got.body, now=int(time.time()))
+        assert receiver.tries[got.json["event_id"]] == 3 and got.json["world_id"] == world_id
