@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from npcworld.contracts import DayPlanned, Envelope, NpcCreated, ObservationMade, PlanItem, PlanRevised
+from npcworld.contracts import (
+    DayPlanned,
+    Envelope,
+    NpcCreated,
+    ObservationMade,
+    PlanItem,
+    PlanRevised,
+    ReflectionCompleted,
+)
 from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
 from services.memory.deps import MemoryDeps
@@ -12,7 +20,7 @@ from services.memory.domain import MemoryDraft, NpcRef, persona_summary, split_s
 from services.memory.recording import is_repeated_observation, record_memories
 
 __all__ = ["HANDLERS", "on_day_planned", "on_npc_created", "on_observation_made", "on_plan_revised",
-           "on_world_deleted"]
+           "on_reflection_completed", "on_world_deleted"]
 
 Handler = Callable[[Envelope, UnitOfWork, MemoryDeps], Awaitable[None]]
 
@@ -70,6 +78,21 @@ async def on_plan_revised(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) ->
     await record_memories(uow, deps, stream, [draft], at=event.world_time)
 
 
+async def on_reflection_completed(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+    """Each insight of a reflection run becomes a reflection memory with its evidence and tree depth.
+
+    Importance is rated like any other memory (the paper's code rates each new thought's poignancy too).
+    """
+    completed = event.payload
+    assert isinstance(completed, ReflectionCompleted) and event.npc_id is not None
+    stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
+    drafts = [
+        MemoryDraft("reflection", i.text, event.world_time, evidence=i.evidence, depth=i.depth)
+        for i in completed.insights
+    ]
+    await record_memories(uow, deps, stream, drafts, at=event.world_time)
+
+
 async def on_world_deleted(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
     """Drop every memory stream of the deleted world."""
     await deps.repository.delete_world(uow.conn, event.tenant_id, event.world_id)
@@ -81,4 +104,5 @@ HANDLERS: dict[str, Handler] = {
     "WorldDeleted": on_world_deleted,
     "DayPlanned": on_day_planned,
     "PlanRevised": on_plan_revised,
+    "ReflectionCompleted": on_reflection_completed,
 }

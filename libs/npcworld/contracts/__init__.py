@@ -22,6 +22,12 @@ from npcworld.contracts.planning import (
     PlanItem,
     PlanRevised,
 )
+from npcworld.contracts.reflection import (
+    ReflectionCompleted,
+    ReflectionFailed,
+    ReflectionInsight,
+    ReflectionTriggered,
+)
 from npcworld.contracts.registry import EVENT_TYPES, decode_envelope, envelope_from_dict
 from npcworld.contracts.topics import ALL_TOPICS, DEAD_LETTER, RELAY_MARKER, Topic
 from npcworld.contracts.world import (
@@ -66,6 +72,10 @@ __all__ = [
     "ObservationMade",
     "PlacesDiscovered",
     "PlayerSpoke",
+    "ReflectionCompleted",
+    "ReflectionFailed",
+    "ReflectionInsight",
+    "ReflectionTriggered",
     "RelationshipChanged",
     "Topic",
     "TraceContext",

@@ -22,6 +22,7 @@ from npcworld.contracts.llm import LLMBudgetExhausted
 from npcworld.contracts.memory import MemoriesAccessed, MemoryRecorded
 from npcworld.contracts.perception import ObservationMade, PlacesDiscovered
 from npcworld.contracts.planning import ActionDecided, ConversationRequested, DayPlanned, PlanRevised
+from npcworld.contracts.reflection import ReflectionCompleted, ReflectionFailed, ReflectionTriggered
 from npcworld.contracts.world import NpcCreated, WorldCreated, WorldDeleted, WorldForked, WorldTicked
 from npcworld.errors import PermanentError, UnknownEventError
 
@@ -44,6 +45,9 @@ EVENT_TYPES: Mapping[str, type[EventPayload]] = {
         DayPlanned,
         PlanRevised,
         ConversationRequested,
+        ReflectionTriggered,
+        ReflectionCompleted,
+        ReflectionFailed,
         UtteranceSpoken,
         ConversationEnded,
         RelationshipChanged,

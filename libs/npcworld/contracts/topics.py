@@ -22,7 +22,8 @@ class Topic:
 
 
 WORLD = Topic(
-    "npcworld.world.v1", "world_id", 6, ("gateway", "world_state"), ("world_state", "perception", "memory"),
+    "npcworld.world.v1", "world_id", 6, ("gateway", "world_state"),
+    ("world_state", "perception", "memory", "reflection"),
     "World lifecycle, NPC creation, clock, object states and movement; keyed by world so world order holds.",
 )
 PERCEPTION = Topic(
@@ -34,8 +35,8 @@ MEMORY = Topic(
     "Memories recorded and accessed in each NPC's memory stream.",
 )
 REFLECTION = Topic(
-    "npcworld.reflection.v1", "npc_id", 12, ("reflection",), ("memory",),
-    "Reflection runs and the insights they produced.",
+    "npcworld.reflection.v1", "npc_id", 12, ("reflection",), ("memory", "reflection"),
+    "Reflection runs triggered, completed (with the insights) or failed.",
 )
 PLANNING = Topic(
     "npcworld.planning.v1", "npc_id", 12, ("planning",), ("world_state", "memory", "dialogue"),

@@ -1,0 +1,1 @@
+"""Reflection service: importance accumulator and reflection runs (Celery jobs)."""

@@ -1,0 +1,53 @@
+"""The reflection Celery app (broker from settings) and the JobQueue adapter that enqueues onto it."""
+
+from __future__ import annotations
+
+import asyncio
+
+from celery import Celery
+
+from services.reflection.job import ReflectionJob
+from services.reflection.settings import ReflectionSettings
+
+__all__ = ["TASK_NAME", "CeleryJobQueue", "create_celery"]
+
+TASK_NAME = "reflection.run"
+
+
+def create_celery(settings: ReflectionSettings, broker_url: str, *, poll_interval_s: float = 1.0) -> Celery:
+    """A Celery app on ``broker_url`` whose default queue is REFLECTION_QUEUE; connects nothing yet.
+
+    Late acknowledgement with one message prefetched: a worker that dies mid-run leaves the message to
+    be redelivered, which is safe because a run is idempotent by its key. ``poll_interval_s`` is how
+    often the SQLAlchemy transport polls its table (Redis and RabbitMQ push instead).
+    """
+    app = Celery("reflection", broker=broker_url, set_as_current=False)
+    app.conf.update(
+        task_default_queue=settings.reflection_queue,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_ignore_result=True,
+        task_serializer="json",
+        accept_content=["json"],
+        worker_prefetch_multiplier=1,
+        worker_concurrency=settings.reflection_worker_concurrency,
+        worker_pool=settings.reflection_worker_pool,
+        worker_hijack_root_logger=False,
+        broker_connection_retry_on_startup=True,
+        broker_transport_options={"polling_interval": poll_interval_s},
+    )
+    return app
+
+
+class CeleryJobQueue:
+    """Enqueues reflection jobs as Celery messages (the send runs in a thread: kombu blocks)."""
+
+    def __init__(self, app: Celery, queue: str) -> None:
+        self._app = app
+        self._queue = queue
+
+    async def enqueue(self, job: ReflectionJob) -> None:
+        """Send the job; raises the broker's connection error when it cannot (the event is retried)."""
+        await asyncio.to_thread(
+            self._app.send_task, TASK_NAME, args=[job.model_dump(mode="json")], queue=self._queue
+        )

@@ -1,0 +1,125 @@
+"""Reflection consumer handlers: accumulate importance, trigger runs, enqueue their jobs, reset on outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+
+from npcworld.contracts import (
+    Envelope,
+    MemoryRecorded,
+    NpcCreated,
+    ReflectionCompleted,
+    ReflectionFailed,
+    ReflectionTriggered,
+)
+from npcworld.errors import PermanentError
+from npcworld.eventstore import UnitOfWork
+from services.reflection.deps import ConsumerDeps
+from services.reflection.domain import add_importance, complete_run, fail_run, run_key
+from services.reflection.job import ReflectionJob
+from services.reflection.repository import NpcKey
+
+__all__ = [
+    "HANDLERS",
+    "on_memory_recorded",
+    "on_npc_created",
+    "on_reflection_completed",
+    "on_reflection_failed",
+    "on_reflection_triggered",
+    "on_world_deleted",
+]
+
+Handler = Callable[[Envelope, UnitOfWork, ConsumerDeps], Awaitable[None]]
+
+
+def _npc(event: Envelope) -> NpcKey:
+    if event.npc_id is None:
+        raise PermanentError(f"{event.type} without npc_id")
+    return NpcKey(event.tenant_id, event.world_id, event.npc_id)
+
+
+async def on_memory_recorded(event: Envelope, uow: UnitOfWork, deps: ConsumerDeps) -> None:
+    """Add the memory's importance; past the threshold, record ReflectionTriggered in this transaction.
+
+    A run pending longer than REFLECTION_REDISPATCH_AFTER_S is enqueued again (a lost Celery message)."""
+    memory = event.payload
+    assert isinstance(memory, MemoryRecorded)
+    npc, s = _npc(event), deps.settings
+    before, pending_since = await deps.repository.lock(uow.conn, npc)
+    acc, trigger = add_importance(before, memory.kind, memory.importance, threshold=s.reflection_threshold,
+                                  counted=frozenset(s.reflection_counted_kinds))
+    now = deps.clock()
+    if trigger is not None:
+        key = run_key(npc.tenant_id, npc.world_id, npc.npc_id, trigger.run)
+        triggered = ReflectionTriggered(run=trigger.run, run_key=key, importance_sum=trigger.importance_sum,
+                                        threshold=trigger.threshold)
+        await uow.append(key, [uow.new_event(triggered)], expected_version=0)
+        pending_since = now
+    elif acc.pending_run is not None and pending_since is not None and \
+            now - pending_since > timedelta(seconds=s.reflection_redispatch_after_s):
+        await deps.queue.enqueue(_redispatch(event, npc, acc.pending_run))
+        pending_since = now
+    await deps.repository.save(uow.conn, npc, acc, pending_since=pending_since)
+
+
+async def on_reflection_triggered(event: Envelope, uow: UnitOfWork, deps: ConsumerDeps) -> None:
+    """Enqueue the run's job. Runs at least once per trigger (the event is redelivered until this
+    transaction commits), so a crash between the trigger's commit and the enqueue loses nothing."""
+    triggered = event.payload
+    assert isinstance(triggered, ReflectionTriggered)
+    npc = _npc(event)
+    await deps.queue.enqueue(ReflectionJob(
+        tenant_id=npc.tenant_id, world_id=npc.world_id, npc_id=npc.npc_id, run=triggered.run,
+        run_key=triggered.run_key, world_time=event.world_time, trigger_event_id=event.event_id,
+        correlation_id=event.correlation_id,
+    ))
+
+
+async def on_reflection_completed(event: Envelope, uow: UnitOfWork, deps: ConsumerDeps) -> None:
+    """The run completed: the accumulator starts again from 0."""
+    completed = event.payload
+    assert isinstance(completed, ReflectionCompleted)
+    npc = _npc(event)
+    acc, _ = await deps.repository.lock(uow.conn, npc)
+    await deps.repository.save(uow.conn, npc, complete_run(acc, completed.run), pending_since=None)
+
+
+async def on_reflection_failed(event: Envelope, uow: UnitOfWork, deps: ConsumerDeps) -> None:
+    """The run failed: the sum is kept, and the next counted memory triggers a new run."""
+    failed = event.payload
+    assert isinstance(failed, ReflectionFailed)
+    npc = _npc(event)
+    acc, _ = await deps.repository.lock(uow.conn, npc)
+    await deps.repository.save(uow.conn, npc, fail_run(acc, failed.run), pending_since=None)
+
+
+async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: ConsumerDeps) -> None:
+    """Remember the NPC's name for the reflection prompts."""
+    created = event.payload
+    assert isinstance(created, NpcCreated)
+    npc = NpcKey(event.tenant_id, event.world_id, created.npc_id)
+    await deps.repository.set_name(uow.conn, npc, created.name)
+
+
+async def on_world_deleted(event: Envelope, uow: UnitOfWork, deps: ConsumerDeps) -> None:
+    """Forget the deleted world's accumulators."""
+    await deps.repository.delete_world(uow.conn, event.tenant_id, event.world_id)
+
+
+def _redispatch(event: Envelope, npc: NpcKey, run: int) -> ReflectionJob:
+    return ReflectionJob(
+        tenant_id=npc.tenant_id, world_id=npc.world_id, npc_id=npc.npc_id, run=run,
+        run_key=run_key(npc.tenant_id, npc.world_id, npc.npc_id, run), world_time=event.world_time,
+        trigger_event_id=event.event_id, correlation_id=event.correlation_id,
+    )
+
+
+HANDLERS: dict[str, Handler] = {
+    "MemoryRecorded": on_memory_recorded,
+    "ReflectionTriggered": on_reflection_triggered,
+    "ReflectionCompleted": on_reflection_completed,
+    "ReflectionFailed": on_reflection_failed,
+    "NpcCreated": on_npc_created,
+    "WorldDeleted": on_world_deleted,
+}
