@@ -11,8 +11,9 @@ from psycopg_pool import AsyncConnectionPool
 
 from npcworld.projection import rebuild
 from npcworld.service import serve
-from services.world_state.handlers import CONSUMER, HANDLERS, PROJECTION
+from services.world_state.handlers import CONSUMER, HANDLERS, PROJECTION, WorldStateDeps
 from services.world_state.settings import Settings
+from services.world_state.trees import TreeCache
 from tests.infra import BrokerForTests
 from tests.polling import eventually
 
@@ -47,7 +48,8 @@ async def test_a_world_created_over_rest_reaches_the_world_state_projection_and_
     from npcworld.outbox import OutboxRelay
 
     tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
-             asyncio.create_task(serve(CONSUMER, settings, HANDLERS, projection=PROJECTION, stop=stop))]
+             asyncio.create_task(serve(CONSUMER, settings, HANDLERS, deps=WorldStateDeps(TreeCache()),
+                                               projection=PROJECTION, stop=stop))]
     try:
         live = await eventually(lambda: _projected(pool, world_id), lambda rows: len(rows) == 2)
     finally:
