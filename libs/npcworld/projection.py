@@ -31,6 +31,8 @@ class Projection:
     consumer: str
     tables: tuple[str, ...]
     appliers: Mapping[str, Applier]
+    # Runs in the rebuild's transaction before the tables are emptied (e.g. to keep derived data).
+    prepare: Callable[[AsyncConnection[Any]], Awaitable[None]] | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.appliers) - set(EVENT_TYPES)
@@ -59,6 +61,8 @@ async def rebuild(
     async with pool.connection() as conn, conn.transaction():
         total_row = await (await conn.execute("SELECT coalesce(max(seq), 0) FROM events")).fetchone()
         total = int(total_row[0]) if total_row else 0
+        if projection.prepare is not None:
+            await projection.prepare(conn)
         await conn.execute(
             sql.SQL("TRUNCATE {} ").format(sql.SQL(", ").join(sql.Identifier(t) for t in projection.tables))
         )

@@ -13,6 +13,7 @@ class Settings(CommonSettings):
     """Connection settings plus API limits (env names: the field names in upper case)."""
 
     max_page_size: int = Field(default=500, ge=1, le=10000)
+    memory_api_url: str = Field(default="http://127.0.0.1:8101", pattern=r"^https?://")  # MEMORY_API_URL
     gateway_rate_limit_per_second: float = Field(default=50.0, gt=0, description="default refill rate per key")
     gateway_rate_limit_burst: int = Field(default=100, ge=1, description="default bucket size per key")
     gateway_idempotency_ttl_seconds: float = Field(default=86400.0, gt=0, description="how long keys are kept")

@@ -24,6 +24,7 @@ from services.memory.api import create_app
 from services.memory.deps import MemoryDeps
 from services.memory.handlers import HANDLERS
 from services.memory.importance import LLMImportanceRater
+from services.memory.projection import build_projection
 from services.memory.settings import Settings
 
 __all__ = ["CONSUMER", "main", "serve_memory"]
@@ -62,7 +63,9 @@ async def serve_memory(
             log_level="warning", lifespan="on",
         )
         api = _ApiServer(config)
-        consumer_task = asyncio.create_task(serve(consumer, settings, HANDLERS, deps=deps, stop=stop))
+        consumer_task = asyncio.create_task(serve(
+            consumer, settings, HANDLERS, deps=deps, stop=stop, projection=build_projection(deps, consumer)
+        ))
         api_task = asyncio.create_task(api.serve())
         while not api.started and not api_task.done() and not consumer_task.done():
             await asyncio.sleep(0.02)  # uvicorn exposes no start event

@@ -5,22 +5,31 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from npcworld.contracts import (
+    ConversationEnded,
     DayPlanned,
     Envelope,
+    InnerVoiceGiven,
     NpcCreated,
     ObservationMade,
     PlanItem,
     PlanRevised,
+    PlayerSpoke,
     ReflectionCompleted,
+    UtteranceSpoken,
 )
 from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
+from npcworld.projection import Projection
+from services.memory import projection
 from services.memory.deps import MemoryDeps
 from services.memory.domain import MemoryDraft, NpcRef, persona_summary, split_seed
+from services.memory.projection import NoImportanceRater
 from services.memory.recording import is_repeated_observation, record_memories
+from services.memory.settings import Settings
 
-__all__ = ["HANDLERS", "on_day_planned", "on_npc_created", "on_observation_made", "on_plan_revised",
-           "on_reflection_completed", "on_world_deleted"]
+__all__ = ["HANDLERS", "build_projection", "on_day_planned", "on_npc_created", "on_observation_made",
+           "on_plan_revised", "on_reflection_completed", "on_world_deleted"]
+__all__ += ["on_conversation_ended", "on_inner_voice_given", "on_player_spoke", "on_utterance_spoken"]
 
 Handler = Callable[[Envelope, UnitOfWork, MemoryDeps], Awaitable[None]]
 
@@ -98,6 +107,70 @@ async def on_world_deleted(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -
     await deps.repository.delete_world(uow.conn, event.tenant_id, event.world_id)
 
 
+async def _name(uow: UnitOfWork, deps: MemoryDeps, npc: NpcRef) -> str:
+    stream = await deps.repository.get_npc(uow.conn, npc)
+    return (stream.name if stream else None) or npc.npc_id
+
+
+async def on_utterance_spoken(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+    """The listener heard a line of a conversation: an observation in the listener's stream."""
+    spoken = event.payload
+    assert isinstance(spoken, UtteranceSpoken) and event.npc_id is not None
+    speaker = NpcRef(event.tenant_id, event.world_id, event.npc_id)
+    listener = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id,
+                                                                  spoken.listener_id))
+    text = f'{await _name(uow, deps, speaker)} said to {listener.name or spoken.listener_id}: "{spoken.text}"'
+    draft = MemoryDraft("observation", text[:4000], event.world_time, spoken.location_path,
+                        await _name(uow, deps, speaker))
+    await record_memories(uow, deps, listener, [draft], at=event.world_time)
+
+
+async def on_conversation_ended(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+    """Each participant stores the conversation's summary (and what it agreed to) as a dialogue memory."""
+    ended = event.payload
+    assert isinstance(ended, ConversationEnded) and event.npc_id is not None
+    stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
+    others = [await _name(uow, deps, NpcRef(event.tenant_id, event.world_id, p))
+              for p in ended.participants if p != event.npc_id]
+    agreed = "; ".join(c.description for c in ended.commitments if c.npc_id == event.npc_id)
+    text = f"Conversation with {', '.join(others)}: {ended.summary}"
+    text += f" I agreed to: {agreed}." if agreed else ""
+    await record_memories(uow, deps, stream, [MemoryDraft("dialogue", text[:4000], event.world_time)],
+                          at=event.world_time)
+
+
+async def on_player_spoke(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+    """What a player said in chat is something the NPC heard (an observation), never an instruction.
+
+    Interview questions are not stored: an interview probes the NPC without changing it.
+    """
+    said = event.payload
+    assert isinstance(said, PlayerSpoke) and event.npc_id is not None
+    if said.mode != "chat":
+        return
+    stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
+    text = f'A player ({said.player_id}) said to {stream.name or event.npc_id}: "{said.text}"'
+    draft = MemoryDraft("observation", text[:4000], event.world_time, subject=f"player {said.player_id}")
+    await record_memories(uow, deps, stream, [draft], at=event.world_time)
+
+
+async def on_inner_voice_given(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+    """An inner-voice directive becomes the NPC's own thought (a depth-1 reflection without evidence)."""
+    given = event.payload
+    assert isinstance(given, InnerVoiceGiven) and event.npc_id is not None
+    stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
+    text = f'{stream.name or event.npc_id} thinks: "{given.directive}"'
+    draft = MemoryDraft("reflection", text[:4000], event.world_time, depth=1)
+    await record_memories(uow, deps, stream, [draft], at=event.world_time)
+
+
+def build_projection() -> Projection:
+    """The memory projection with the configured embedder (``npcworld replay --service memory``)."""
+    settings = Settings()
+    deps = MemoryDeps(embedder=settings.build_embedder(), rater=NoImportanceRater(), settings=settings)
+    return projection.build_projection(deps)
+
+
 HANDLERS: dict[str, Handler] = {
     "ObservationMade": on_observation_made,
     "NpcCreated": on_npc_created,
@@ -105,4 +178,8 @@ HANDLERS: dict[str, Handler] = {
     "DayPlanned": on_day_planned,
     "PlanRevised": on_plan_revised,
     "ReflectionCompleted": on_reflection_completed,
+    "UtteranceSpoken": on_utterance_spoken,
+    "ConversationEnded": on_conversation_ended,
+    "PlayerSpoke": on_player_spoke,
+    "InnerVoiceGiven": on_inner_voice_given,
 }

@@ -1,22 +1,107 @@
-"""Rebuilding memory streams from the event store, and re-embedding a stream with another model.
+"""The memory projection: memory streams folded from events (forks, ``npcworld replay --service memory``).
 
-Vectors are not in the events (they would dwarf them); replay embeds descriptions again with the
-configured embedder, which is deterministic, so one stream never holds two embedding spaces.
+Appliers only write memory tables. Vectors are not in the events (they would dwarf them): a memory's vector
+is copied from any stream that already holds it (a fork's source, or the tables as they were before a
+replay), otherwise the description is embedded again with the configured embedder, which is deterministic.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from npcworld.contracts import Envelope, MemoriesAccessed, MemoryRecorded
-from npcworld.embeddings import EmbeddingSpace
+from psycopg import AsyncConnection
+
+from npcworld.contracts import Envelope, MemoriesAccessed, MemoryRecorded, NpcCreated
+from npcworld.embeddings import EmbeddingSpace, check_space
+from npcworld.errors import PermanentError
+from npcworld.projection import Projection
 from services.memory.deps import MemoryDeps
-from services.memory.domain import Memory, NpcRef
+from services.memory.domain import ImportanceRatings, Memory, NpcRef, RatingContext, persona_summary
 from services.memory.repository import Conn
 
-__all__ = ["reembed_stream", "replay_memory_events"]
+__all__ = ["TABLES", "NoImportanceRater", "build_projection", "reembed_stream", "replay_memory_events"]
 
+TABLES = ("memory_npcs", "memories", "memory_access")
 _BATCH = 256
+
+
+class NoImportanceRater:
+    """Replay and forks copy importance from the events: a projection never asks for a rating."""
+
+    async def rate(self, descriptions: Sequence[str], context: RatingContext) -> ImportanceRatings:
+        raise PermanentError("the memory projection does not rate importance")
+
+
+def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
+    """The memory read model's appliers, bound to the embedder they fall back on."""
+    kept = {"vectors": False}
+
+    async def keep_vectors(conn: AsyncConnection[Any]) -> None:
+        await deps.repository.keep_vectors(conn)
+        kept["vectors"] = True
+
+    async def recorded(event: Envelope, conn: AsyncConnection[Any]) -> None:
+        await apply_recorded(conn, deps, event, kept_vectors=kept["vectors"])
+
+    async def accessed(event: Envelope, conn: AsyncConnection[Any]) -> None:
+        await apply_accessed(conn, deps, event)
+
+    async def npc_created(event: Envelope, conn: AsyncConnection[Any]) -> None:
+        created = event.payload
+        assert isinstance(created, NpcCreated)
+        persona = persona_summary(created.name, created.age, created.traits, created.occupation)
+        npc = NpcRef(event.tenant_id, event.world_id, created.npc_id)
+        await deps.repository.ensure_npc(conn, npc, name=created.name, persona=persona)
+
+    async def world_deleted(event: Envelope, conn: AsyncConnection[Any]) -> None:
+        await deps.repository.delete_world(conn, event.tenant_id, event.world_id)
+
+    return Projection(
+        consumer,
+        TABLES,
+        {"NpcCreated": npc_created, "MemoryRecorded": recorded, "MemoriesAccessed": accessed,
+         "WorldDeleted": world_deleted},
+        prepare=keep_vectors,
+    )
+
+
+def _npc(event: Envelope) -> NpcRef:
+    if event.npc_id is None:
+        raise ValueError(f"memory event {event.event_id} has no npc_id")
+    return NpcRef(event.tenant_id, event.world_id, event.npc_id)
+
+
+async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope, *, kept_vectors: bool = False) -> int:
+    """Insert the recorded memory unless the stream has it; returns 1 when it was new."""
+    p = event.payload
+    assert isinstance(p, MemoryRecorded)
+    npc = _npc(event)
+    # The live consumer sees its own MemoryRecorded events again: a read, never a write, for those.
+    stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
+    if await deps.repository.existing_ids(conn, stream, [p.memory_id]):
+        return 0
+    memory = Memory(p.memory_id, npc, p.kind, p.description, p.importance, p.created_at, p.created_at,
+                    p.location, p.subject, p.evidence, p.depth)
+    model = stream.embedding_model or p.embedding_model
+    known = await deps.repository.known_vectors(conn, npc.tenant_id, [p.memory_id], model, kept=kept_vectors)
+    if p.memory_id in known:
+        vectors = known[p.memory_id][None, :]
+    else:
+        stored = EmbeddingSpace(model, stream.embedding_dims or 0) if stream.embedding_model else None
+        check_space(stored, EmbeddingSpace.of(deps.embedder), f"NPC {npc.npc_id!r}")
+        model, vectors = deps.embedder.model, await deps.embedder.embed([p.description])
+    return await deps.repository.add(conn, stream, [memory], vectors, model=model,
+                                     source_event_id=event.event_id)
+
+
+async def apply_accessed(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
+    """Move the accessed memories' last access forward (never back)."""
+    p = event.payload
+    assert isinstance(p, MemoriesAccessed)
+    npc = _npc(event)
+    stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
+    await deps.repository.mark_accessed(conn, stream, p.memory_ids, p.accessed_at)
 
 
 async def replay_memory_events(conn: Conn, deps: MemoryDeps, events: Sequence[Envelope]) -> int:
@@ -26,60 +111,11 @@ async def replay_memory_events(conn: Conn, deps: MemoryDeps, events: Sequence[En
         How many memories were inserted.
     """
     added = 0
-    pending: list[tuple[Envelope, MemoryRecorded]] = []
     for event in events:
         if isinstance(event.payload, MemoryRecorded):
-            pending.append((event, event.payload))
-            if len(pending) >= _BATCH:
-                added += await _insert(conn, deps, pending)
-                pending = []
+            added += await apply_recorded(conn, deps, event)
         elif isinstance(event.payload, MemoriesAccessed):
-            added += await _insert(conn, deps, pending)
-            pending = []
-            stream = await deps.repository.ensure_npc(conn, _npc(event))
-            await deps.repository.mark_accessed(
-                conn, stream, event.payload.memory_ids, event.payload.accessed_at
-            )
-    return added + await _insert(conn, deps, pending)
-
-
-def _npc(event: Envelope) -> NpcRef:
-    if event.npc_id is None:
-        raise ValueError(f"memory event {event.event_id} has no npc_id")
-    return NpcRef(event.tenant_id, event.world_id, event.npc_id)
-
-
-async def _insert(conn: Conn, deps: MemoryDeps, pending: list[tuple[Envelope, MemoryRecorded]]) -> int:
-    added = 0
-    for npc in dict.fromkeys(_npc(e) for e, _ in pending):
-        items = [(e, p) for e, p in pending if _npc(e) == npc]
-        stream = await deps.repository.ensure_npc(conn, npc)
-        memories = [
-            Memory(
-                p.memory_id,
-                npc,
-                p.kind,
-                p.description,
-                p.importance,
-                p.created_at,
-                p.created_at,
-                p.location,
-                p.subject,
-                p.evidence,
-                p.depth,
-            )
-            for _, p in items
-        ]
-        vectors = await deps.embedder.embed([m.description for m in memories])
-        for (event, _), memory, vector in zip(items, memories, vectors, strict=True):
-            added += await deps.repository.add(
-                conn,
-                stream,
-                [memory],
-                vector[None, :],
-                model=deps.embedder.model,
-                source_event_id=event.event_id,
-            )
+            await apply_accessed(conn, deps, event)
     return added
 
 

@@ -1,10 +1,12 @@
-"""Listing queries: an NPC's memories newest first, filtered by kind and world time, in keyset pages."""
+"""Listing queries: memories newest first in keyset pages; which memories and vectors a stream already has."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
 
+import numpy as np
+import numpy.typing as npt
 from psycopg.rows import dict_row
 
 from services.memory.domain import Memory, NpcStream
@@ -54,3 +56,38 @@ class ListingQueries:
                 ),
             )
             return [_memory(stream.npc, r) for r in await cur.fetchall()]
+
+    async def existing_ids(self, conn: Conn, stream: NpcStream, memory_ids: Sequence[str]) -> set[str]:
+        """Which of these memory ids the stream already holds."""
+        cur = await conn.execute(
+            "SELECT memory_id::text FROM memories "
+            "WHERE npc_key = %(key)s AND memory_id = ANY(%(ids)s::uuid[])",
+            _params(stream, ids=list(memory_ids)),
+        )
+        return {r[0] for r in await cur.fetchall()}
+
+    async def keep_vectors(self, conn: Conn) -> None:
+        """Keep every stored vector in a temporary table until commit (a replay empties ``memories``)."""
+        await conn.execute(
+            "CREATE TEMP TABLE memory_vectors_kept ON COMMIT DROP AS "
+            "SELECT DISTINCT ON (memory_id) memory_id, tenant_id, embedding_model, embedding FROM memories"
+        )
+        await conn.execute("CREATE INDEX ON memory_vectors_kept (memory_id)")
+
+    async def known_vectors(
+        self, conn: Conn, tenant_id: str, memory_ids: Sequence[str], model: str, *, kept: bool = False
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """Vectors of ``model`` already stored for these memory ids in any of the tenant's streams.
+
+        A world fork copies memories with their ids, so the source stream's vector is the copy's vector;
+        with ``kept`` the vectors saved by ``keep_vectors`` count too.
+        """
+        also = " UNION ALL SELECT memory_id, tenant_id, embedding_model, embedding FROM memory_vectors_kept"
+        cur = await conn.execute(
+            f"""SELECT DISTINCT ON (memory_id) memory_id::text, embedding::text FROM (
+                    SELECT memory_id, tenant_id, embedding_model, embedding
+                    FROM memories{also if kept else ""}
+                ) AS v WHERE memory_id = ANY(%s::uuid[]) AND tenant_id = %s AND embedding_model = %s""",
+            (list(memory_ids), tenant_id, model),
+        )
+        return {r[0]: np.array(r[1].strip("[]").split(","), dtype=np.float32) for r in await cur.fetchall()}

@@ -30,7 +30,7 @@ _MEMORY_COLUMNS = (
     "m.memory_id, m.kind, m.description, m.importance, m.created_at, a.last_accessed_at, m.location, "
     "m.subject, m.evidence, m.depth"
 )
-_JOINED = "memories AS m JOIN memory_access AS a USING (memory_id)"
+_JOINED = "memories AS m JOIN memory_access AS a USING (npc_key, memory_id)"
 _INSERT = """
 WITH added AS (
     INSERT INTO memories (npc_key, tenant_id, world_id, npc_id, embedding_model, embedding_dims,
@@ -46,7 +46,7 @@ WITH added AS (
          AS m(memory_id, kind, description, importance, created_at, location, subject, evidence, depth,
               state_key,
               embedding)
-    ON CONFLICT (memory_id) DO NOTHING
+    ON CONFLICT (npc_key, memory_id) DO NOTHING
     RETURNING memory_id, importance, created_at
 )
 INSERT INTO memory_access (memory_id, npc_key, importance, last_accessed_at)
@@ -61,8 +61,7 @@ WITH similarity AS MATERIALIZED (
     SELECT s.memory_id, a.importance::float8 AS imp, s.rel,
            power(0.995::float8, greatest(
                extract(epoch FROM (%(now)s::timestamptz - a.last_accessed_at))::float8 / 3600.0, 0.0)) AS rec
-    FROM similarity AS s JOIN memory_access AS a USING (memory_id)
-    WHERE a.npc_key = %(key)s
+    FROM similarity AS s JOIN memory_access AS a ON a.npc_key = %(key)s AND a.memory_id = s.memory_id
 ), stats AS MATERIALIZED (
     SELECT min(imp) AS imp_lo, max(imp) AS imp_hi, min(rec) AS rec_lo, max(rec) AS rec_hi,
            min(rel) AS rel_lo, max(rel) AS rel_hi FROM base

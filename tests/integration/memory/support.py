@@ -100,15 +100,21 @@ def random_stream(
 
 @asynccontextmanager
 async def running_memory_service(
-    database_url: str, bootstrap: str, *, embedder: Embedder | None = None, consumer: str | None = None
+    database_url: str,
+    bootstrap: str,
+    *,
+    embedder: Embedder | None = None,
+    consumer: str | None = None,
+    port: int | None = None,
 ) -> AsyncIterator[str]:
     """The memory service (consumer loop + internal API) in this process on a free port; yields its base URL.
 
     For other services' integration tests: point their MEMORY_API_URL / HttpMemoryReader at the URL.
     The consumer group is unique unless ``consumer`` is given; pass the session's local embedder to skip
-    loading the model again. Everything stops when the block exits.
+    loading the model again; ``port`` fixes the API port (default: a free one). Everything stops when the
+    block exits. Events reach the consumer only while an OutboxRelay runs (start one if the test has none).
     """
-    port = free_port()
+    port = port or free_port()
     settings = Settings(
         DATABASE_URL=database_url, KAFKA_BOOTSTRAP_SERVERS=bootstrap,
         MEMORY_API_HOST="127.0.0.1", MEMORY_API_PORT=port,
