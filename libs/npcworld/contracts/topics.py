@@ -23,11 +23,11 @@ class Topic:
 
 WORLD = Topic(
     "npcworld.world.v1", "world_id", 6, ("gateway", "world_state"),
-    ("world_state", "perception", "memory", "reflection"),
+    ("world_state", "perception", "memory", "reflection", "dialogue"),
     "World lifecycle, NPC creation, clock, object states and movement; keyed by world so world order holds.",
 )
 PERCEPTION = Topic(
-    "npcworld.perception.v1", "npc_id", 12, ("perception", "gateway"), ("memory", "planning"),
+    "npcworld.perception.v1", "npc_id", 12, ("perception", "gateway"), ("memory", "planning", "dialogue"),
     "What each NPC perceived; keyed by NPC so per-NPC order holds.",
 )
 MEMORY = Topic(

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from npcworld.llm.errors import LLMRequestError
+from npcworld.llm.offline.dialogue import answer_interview, answer_player, answer_summary, answer_turn
 from npcworld.llm.offline.importance import rate_importance
 from npcworld.llm.offline.planning import answer_actions, answer_day, answer_hours, answer_reaction
 from npcworld.llm.offline.reflection import answer_insights, answer_questions
@@ -25,6 +26,10 @@ OFFLINE_ANSWERS: Mapping[str, Callable[[Any], BaseModel]] = {
     "plan_reaction": answer_reaction,
     "reflection_questions": answer_questions,
     "reflection_insights": answer_insights,
+    "dialogue_turn": answer_turn,
+    "dialogue_summary": answer_summary,
+    "player_reply": answer_player,
+    "interview_answer": answer_interview,
 }
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from npcworld.llm.prompts.dialogue import DIALOGUE_SUMMARY, DIALOGUE_TURN, INTERVIEW_ANSWER, PLAYER_REPLY
 from npcworld.llm.prompts.importance import IMPORTANCE
 from npcworld.llm.prompts.planning import PLAN_ACTIONS, PLAN_DAY, PLAN_HOURS, PLAN_REACTION
 from npcworld.llm.prompts.reflection import REFLECTION_INSIGHTS, REFLECTION_QUESTIONS
@@ -16,7 +17,8 @@ __all__ = ["PROMPTS", "get_prompt"]
 
 PROMPTS: Mapping[str, PromptTemplate[Any, Any]] = {
     t.kind: t for t in (PLAN_DAY, PLAN_HOURS, PLAN_ACTIONS, PLAN_REACTION,
-                        IMPORTANCE, REFLECTION_QUESTIONS, REFLECTION_INSIGHTS)
+                        IMPORTANCE, REFLECTION_QUESTIONS, REFLECTION_INSIGHTS,
+                        DIALOGUE_TURN, DIALOGUE_SUMMARY, PLAYER_REPLY, INTERVIEW_ANSWER)
 }
 
 

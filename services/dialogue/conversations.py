@@ -1,0 +1,139 @@
+"""The conversation flow: open one on request, speak the next line, close it with summaries and relationships.
+
+Each line is one ``UtteranceSpoken`` event; the listener's reply is handled when that event comes back,
+so every handler run is one LLM call and the conversation's events stay in order on its stream.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from npcworld.contracts import (
+    ConversationEnded,
+    Envelope,
+    EventPayload,
+    RelationshipChanged,
+    UtteranceSpoken,
+)
+from npcworld.eventstore import UnitOfWork
+from npcworld.ids import new_id
+from services.dialogue.deps import DialogueDeps
+from services.dialogue.domain import (
+    Conversation,
+    after_conversation,
+    finish,
+    may_start,
+    merge_commitments,
+    record_line,
+)
+from services.dialogue.speaking import Scene, next_line, summarise
+
+__all__ = ["close_conversation", "open_conversation", "speak_next", "stream_of"]
+
+logger = logging.getLogger(__name__)
+
+
+def stream_of(conversation_id: str) -> str:
+    return f"conversation-{conversation_id}"
+
+
+async def _scene(uow: UnitOfWork, deps: DialogueDeps, event: Envelope, speaker: str, listener: str) -> Scene:
+    repo = deps.repository
+    return Scene(
+        event.tenant_id,
+        event.world_id,
+        event.world_time,
+        await repo.profile(uow.conn, event.tenant_id, event.world_id, speaker),
+        await repo.profile(uow.conn, event.tenant_id, event.world_id, listener),
+    )
+
+
+async def open_conversation(
+    uow: UnitOfWork, deps: DialogueDeps, event: Envelope, target: str, *, reason: str, location: str | None
+) -> Conversation | None:
+    """Start a conversation of ``event.npc_id`` with ``target`` unless the rules refuse (then None)."""
+    assert event.npc_id is not None
+    t, w, now = event.tenant_id, event.world_id, event.world_time
+    repo = deps.repository
+    busy = await repo.open_conversations(uow.conn, t, w, (event.npc_id, target))
+    last = await repo.last_ended(uow.conn, t, w, (event.npc_id, target))
+    refusal = may_start(event.npc_id, target, now, open_conversations=busy, last_ended=last, rules=deps.rules)
+    if refusal is not None:
+        logger.info("conversation %s -> %s in world %s not started: %s", event.npc_id, target, w, refusal)
+        return None
+    conversation = Conversation(new_id(), event.npc_id, target, now, location, reason)
+    await repo.add_conversation(uow.conn, t, w, conversation)
+    return conversation
+
+
+async def speak_next(
+    uow: UnitOfWork, deps: DialogueDeps, event: Envelope, conversation: Conversation
+) -> None:
+    """The participant whose turn it is speaks; the line is stored and emitted as ``UtteranceSpoken``."""
+    speaker = conversation.initiator if conversation.turns % 2 == 0 else conversation.target
+    listener = conversation.other(speaker)
+    scene = await _scene(uow, deps, event, speaker, listener)
+    repo, t, w = deps.repository, event.tenant_id, event.world_id
+    rel = await repo.relationship(uow.conn, t, w, speaker, listener)
+    places = await repo.known_places(uow.conn, t, w, speaker)
+    line, ends = await next_line(deps, scene, conversation, rel, places)
+    updated = record_line(conversation, line, deps.rules)
+    await repo.save_conversation(uow.conn, updated)
+    spoken = UtteranceSpoken(
+        conversation_id=conversation.conversation_id,
+        listener_id=listener,
+        text=line.text,
+        turn=updated.turns,
+        ends=ends or updated.turns >= deps.rules.max_utterances,
+        commitment=line.commitment,
+        location_path=conversation.location_path,
+    )
+    await uow.append(
+        stream_of(conversation.conversation_id),
+        [uow.new_event(spoken, npc_id=speaker, tenant_id=t, world_id=w)],
+    )
+
+
+async def close_conversation(
+    uow: UnitOfWork, deps: DialogueDeps, event: Envelope, conversation: Conversation, ended_by: str | None
+) -> None:
+    """End the conversation: one summary, ``ConversationEnded`` and ``RelationshipChanged`` for each side."""
+    t, w, now = event.tenant_id, event.world_id, event.world_time
+    scene = await _scene(uow, deps, event, conversation.initiator, conversation.target)
+    summary = await summarise(deps, scene, conversation)
+    ended = finish(conversation, now, ended_by)
+    await deps.repository.save_conversation(uow.conn, ended)
+    events: list[Envelope] = []
+    for npc, other in (ended.participants, ended.participants[::-1]):
+        payloads = await _close_for(uow, deps, event, ended, (npc, other), summary)
+        events += [uow.new_event(p, npc_id=npc, tenant_id=t, world_id=w) for p in payloads]
+    await uow.append(stream_of(conversation.conversation_id), events)
+
+
+async def _close_for(
+    uow: UnitOfWork, deps: DialogueDeps, event: Envelope, c: Conversation, pair: tuple[str, str], summary: str
+) -> list[EventPayload]:
+    npc, other = pair
+    repo, t, w = deps.repository, event.tenant_id, event.world_id
+    current = await repo.relationship(uow.conn, t, w, npc, other)
+    rel = after_conversation(
+        current, own_warmth=c.warmth_of(npc), other_warmth=c.warmth_of(other), summary=summary
+    )
+    await repo.save_relationship(uow.conn, t, w, rel, _at(c, event.world_time))
+    ended = ConversationEnded(
+        conversation_id=c.conversation_id,
+        participants=c.participants,
+        summary=summary,
+        commitments=merge_commitments(c.commitments),
+        turns=c.turns,
+        ended_by=c.ended_by,
+    )
+    changed = RelationshipChanged(
+        other_id=other, familiarity=rel.familiarity, sentiment=rel.sentiment, summary=summary[:2000]
+    )
+    return [ended, changed]
+
+
+def _at(c: Conversation, fallback: datetime) -> datetime:
+    return c.ended_at or fallback

@@ -1,0 +1,174 @@
+"""What an NPC says: retrieve its relevant memories, then one structured LLM call per line.
+
+One call decides the utterance, whether it ends the conversation, its warmth and any commitment, so
+what the NPC says and what it then does come from one decision (Project Sid's cognitive controller).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from npcworld.errors import NotFoundError
+from npcworld.llm.prompts import MemoryItem
+from npcworld.llm.prompts.dialogue import (
+    DialogueSummaryInput,
+    DialogueSummaryOutput,
+    DialogueTurnInput,
+    DialogueTurnOutput,
+    PlayerLineInput,
+    SpokenReply,
+    TranscriptLine,
+)
+from npcworld.memory_client import RetrievalRequest
+from services.dialogue.deps import DialogueDeps
+from services.dialogue.domain import CommitmentDraft, Conversation, Line, Relationship, resolve_commitment
+from services.dialogue.repository import NpcProfile
+
+__all__ = ["Reply", "Scene", "clock_text", "next_line", "reply_to_player", "summarise"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Scene:
+    """Where and when a line is spoken, and who speaks to whom."""
+
+    tenant_id: str
+    world_id: str
+    now: datetime
+    speaker: NpcProfile
+    listener: NpcProfile
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An NPC's reply to a player, the model that produced it and the memories it was grounded in."""
+
+    text: str
+    provider: str
+    memory_ids: tuple[str, ...]
+
+
+def clock_text(now: datetime) -> str:
+    return now.strftime("%A %d %B %Y, %H:%M")
+
+
+async def _memories(deps: DialogueDeps, scene: Scene, npc_id: str, query: str) -> tuple[MemoryItem, ...]:
+    request = RetrievalRequest(
+        tenant_id=scene.tenant_id,
+        world_id=scene.world_id,
+        npc_id=npc_id,
+        query=query[:2000],
+        k=deps.retrieve_k,
+        now=scene.now,
+    )
+    try:
+        found = await deps.memory.retrieve(request)
+    except NotFoundError:
+        logger.info("no memory stream yet for npc %s in world %s", npc_id, scene.world_id)
+        return ()
+    return tuple(
+        MemoryItem(id=m.memory_id, description=m.description, importance=m.importance) for m in found
+    )
+
+
+def _transcript(c: Conversation, names: dict[str, str]) -> tuple[TranscriptLine, ...]:
+    return tuple(TranscriptLine(speaker=names.get(x.speaker, x.speaker), text=x.text) for x in c.lines)
+
+
+async def next_line(
+    deps: DialogueDeps, scene: Scene, conversation: Conversation, rel: Relationship, known_places: list[str]
+) -> tuple[Line, bool]:
+    """The speaker's next line of ``conversation`` and whether the speaker ends it with that line."""
+    speaker, listener = scene.speaker, scene.listener
+    heard = conversation.lines[-1].text if conversation.lines else conversation.reason
+    query = f"{listener.name}. {heard}" if heard else listener.name
+    names = {speaker.npc_id: speaker.name, listener.npc_id: listener.name}
+    inputs = DialogueTurnInput(
+        speaker=speaker.name,
+        persona=speaker.persona,
+        listener=listener.name,
+        familiarity=rel.familiarity,
+        sentiment=rel.sentiment,
+        relationship=rel.summary,
+        reason=conversation.reason if speaker.npc_id == conversation.initiator else "",
+        location=conversation.location_path or "",
+        now=clock_text(scene.now),
+        transcript=_transcript(conversation, names),
+        memories=await _memories(deps, scene, speaker.npc_id, query),
+        turn=conversation.turns + 1,
+        max_turns=deps.rules.max_utterances,
+    )
+    result = await deps.llm.complete(
+        "dialogue_turn",
+        inputs,
+        DialogueTurnOutput,
+        tenant_id=scene.tenant_id,
+        world_id=scene.world_id,
+        npc_id=speaker.npc_id,
+        world_time=scene.now,
+    )
+    out = result.value
+    commitment = None
+    if out.commitment is not None:
+        draft = CommitmentDraft(
+            out.commitment.description,
+            out.commitment.place,
+            out.commitment.time,
+            out.commitment.duration_minutes,
+        )
+        commitment = resolve_commitment(
+            speaker.npc_id, draft, now=scene.now, known_places=known_places, here=conversation.location_path
+        )
+    return Line(speaker.npc_id, out.utterance, out.warmth, commitment), out.end
+
+
+async def summarise(deps: DialogueDeps, scene: Scene, conversation: Conversation) -> str:
+    """One or two sentences both participants remember the conversation by."""
+    names = {scene.speaker.npc_id: scene.speaker.name, scene.listener.npc_id: scene.listener.name}
+    inputs = DialogueSummaryInput(
+        participants=(names[conversation.initiator], names[conversation.target]),
+        location=conversation.location_path or "",
+        transcript=_transcript(conversation, names),
+        commitments=tuple(
+            f"{names.get(c.npc_id, c.npc_id)}: {c.description}" for c in conversation.commitments
+        ),
+    )
+    result = await deps.llm.complete(
+        "dialogue_summary",
+        inputs,
+        DialogueSummaryOutput,
+        tenant_id=scene.tenant_id,
+        world_id=scene.world_id,
+        world_time=scene.now,
+    )
+    return result.value.summary
+
+
+async def reply_to_player(deps: DialogueDeps, scene: Scene, text: str, *, interview: bool) -> Reply:
+    """The NPC (``scene.speaker``) answers what ``scene.listener`` (the player or interviewer) said.
+
+    The player's words are only the retrieval query and quoted speech in the prompt: nothing else
+    changes, whatever they say.
+    """
+    memories = await _memories(deps, scene, scene.speaker.npc_id, text)
+    inputs = PlayerLineInput(
+        npc=scene.speaker.name,
+        persona=scene.speaker.persona,
+        speaker=scene.listener.name,
+        text=text,
+        now=clock_text(scene.now),
+        memories=memories,
+    )
+    result = await deps.llm.complete(
+        "interview_answer" if interview else "player_reply",
+        inputs,
+        SpokenReply,
+        tenant_id=scene.tenant_id,
+        world_id=scene.world_id,
+        npc_id=scene.speaker.npc_id,
+        world_time=scene.now,
+    )
+    return Reply(result.value.reply, result.provider, tuple(m.id for m in memories))

@@ -1,0 +1,84 @@
+"""Hand-written fakes for dialogue unit tests: an in-memory repository and event store."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from npcworld.contracts import Envelope
+from services.dialogue.domain import Conversation, Relationship
+from services.dialogue.repository import NpcProfile
+
+__all__ = ["FakeDialogueRepository", "FakeEventStore"]
+
+Key = tuple[str, str]
+
+
+class FakeEventStore:
+    """Appended events in order, per stream."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, Envelope]] = []
+
+    async def append(self, conn: Any, stream_id: str, events: Sequence[Envelope],
+                     expected_version: int | None = None) -> list[int]:
+        start = len(self.events)
+        self.events += [(stream_id, e) for e in events]
+        return list(range(start + 1, len(self.events) + 1))
+
+
+class FakeDialogueRepository:
+    """The dialogue repository's methods over dicts (the connection argument is ignored)."""
+
+    def __init__(self) -> None:
+        self.npcs: dict[tuple[str, str, str], NpcProfile] = {}
+        self.places: dict[tuple[str, str, str], set[str]] = {}
+        self.conversations: dict[str, tuple[Key, Conversation]] = {}
+        self.relationships: dict[tuple[str, str, str, str], Relationship] = {}
+
+    async def save_npc(self, conn: Any, tenant: str, world: str, profile: NpcProfile) -> None:
+        self.npcs[(tenant, world, profile.npc_id)] = profile
+
+    async def profile(self, conn: Any, tenant: str, world: str, npc_id: str) -> NpcProfile:
+        return self.npcs.get((tenant, world, npc_id), NpcProfile(npc_id, npc_id))
+
+    async def add_places(self, conn: Any, tenant: str, world: str, npc_id: str, paths: Sequence[str]) -> None:
+        self.places.setdefault((tenant, world, npc_id), set()).update(paths)
+
+    async def known_places(self, conn: Any, tenant: str, world: str, npc_id: str) -> list[str]:
+        return sorted(self.places.get((tenant, world, npc_id), set()))
+
+    async def add_conversation(self, conn: Any, tenant: str, world: str, c: Conversation) -> None:
+        self.conversations[c.conversation_id] = ((tenant, world), c)
+
+    async def save_conversation(self, conn: Any, c: Conversation) -> None:
+        key, _ = self.conversations[c.conversation_id]
+        self.conversations[c.conversation_id] = (key, c)
+
+    async def get_conversation(self, conn: Any, tenant: str, world: str, conversation_id: str
+                               ) -> Conversation | None:
+        found = self.conversations.get(conversation_id)
+        return found[1] if found and found[0] == (tenant, world) else None
+
+    async def open_conversations(self, conn: Any, tenant: str, world: str, npc_ids: Sequence[str]
+                                 ) -> tuple[Conversation, ...]:
+        return tuple(c for key, c in self.conversations.values() if key == (tenant, world)
+                     and c.ended_at is None and set(c.participants) & set(npc_ids))
+
+    async def last_ended(self, conn: Any, tenant: str, world: str, pair: tuple[str, str]) -> datetime | None:
+        ends = [c.ended_at for key, c in self.conversations.values()
+                if key == (tenant, world) and set(c.participants) == set(pair) and c.ended_at is not None]
+        return max(ends) if ends else None
+
+    async def relationship(self, conn: Any, tenant: str, world: str, npc_id: str, other_id: str
+                           ) -> Relationship:
+        return self.relationships.get((tenant, world, npc_id, other_id), Relationship(npc_id, other_id))
+
+    async def save_relationship(self, conn: Any, tenant: str, world: str, rel: Relationship,
+                                at: datetime) -> None:
+        self.relationships[(tenant, world, rel.npc_id, rel.other_id)] = replace(rel)
+
+    async def delete_world(self, conn: Any, tenant: str, world: str) -> None:
+        self.conversations = {k: v for k, v in self.conversations.items() if v[0] != (tenant, world)}
