@@ -89,7 +89,7 @@ async def on_player_spoke(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) 
 
 
 async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
-    """Keep the NPC's name and persona for prompts."""
+    """Keep the NPC's name and persona for prompts, and the places it knows from the start."""
     created = event.payload
     assert isinstance(created, NpcCreated)
     traits = ", ".join(created.traits)
@@ -101,6 +101,10 @@ async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -
     await deps.repository.save_npc(
         uow.conn, event.tenant_id, event.world_id, NpcProfile(created.npc_id, created.name, persona)
     )
+    if created.known_places:
+        await deps.repository.add_places(
+            uow.conn, event.tenant_id, event.world_id, created.npc_id, created.known_places
+        )
 
 
 async def on_places_discovered(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:

@@ -22,8 +22,9 @@ class FakeEventStore:
     def __init__(self) -> None:
         self.events: list[tuple[str, Envelope]] = []
 
-    async def append(self, conn: Any, stream_id: str, events: Sequence[Envelope],
-                     expected_version: int | None = None) -> list[int]:
+    async def append(
+        self, conn: Any, stream_id: str, events: Sequence[Envelope], expected_version: int | None = None
+    ) -> list[int]:
         start = len(self.events)
         self.events += [(stream_id, e) for e in events]
         return list(range(start + 1, len(self.events) + 1))
@@ -57,27 +58,37 @@ class FakeDialogueRepository:
         key, _ = self.conversations[c.conversation_id]
         self.conversations[c.conversation_id] = (key, c)
 
-    async def get_conversation(self, conn: Any, tenant: str, world: str, conversation_id: str
-                               ) -> Conversation | None:
+    async def get_conversation(
+        self, conn: Any, tenant: str, world: str, conversation_id: str
+    ) -> Conversation | None:
         found = self.conversations.get(conversation_id)
         return found[1] if found and found[0] == (tenant, world) else None
 
-    async def open_conversations(self, conn: Any, tenant: str, world: str, npc_ids: Sequence[str]
-                                 ) -> tuple[Conversation, ...]:
-        return tuple(c for key, c in self.conversations.values() if key == (tenant, world)
-                     and c.ended_at is None and set(c.participants) & set(npc_ids))
+    async def open_conversations(
+        self, conn: Any, tenant: str, world: str, npc_ids: Sequence[str]
+    ) -> tuple[Conversation, ...]:
+        return tuple(
+            c
+            for key, c in self.conversations.values()
+            if key == (tenant, world) and c.ended_at is None and set(c.participants) & set(npc_ids)
+        )
 
     async def last_ended(self, conn: Any, tenant: str, world: str, pair: tuple[str, str]) -> datetime | None:
-        ends = [c.ended_at for key, c in self.conversations.values()
-                if key == (tenant, world) and set(c.participants) == set(pair) and c.ended_at is not None]
+        ends = [
+            c.ended_at
+            for key, c in self.conversations.values()
+            if key == (tenant, world) and set(c.participants) == set(pair) and c.ended_at is not None
+        ]
         return max(ends) if ends else None
 
-    async def relationship(self, conn: Any, tenant: str, world: str, npc_id: str, other_id: str
-                           ) -> Relationship:
+    async def relationship(
+        self, conn: Any, tenant: str, world: str, npc_id: str, other_id: str
+    ) -> Relationship:
         return self.relationships.get((tenant, world, npc_id, other_id), Relationship(npc_id, other_id))
 
-    async def save_relationship(self, conn: Any, tenant: str, world: str, rel: Relationship,
-                                at: datetime) -> None:
+    async def save_relationship(
+        self, conn: Any, tenant: str, world: str, rel: Relationship, at: datetime
+    ) -> None:
         self.relationships[(tenant, world, rel.npc_id, rel.other_id)] = replace(rel)
 
     async def delete_world(self, conn: Any, tenant: str, world: str) -> None:

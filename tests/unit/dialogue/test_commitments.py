@@ -36,11 +36,20 @@ def test_an_unknown_place_falls_back_to_where_the_conversation_happens_never_an_
 
 
 def test_a_resolved_commitment_carries_the_speaker_place_start_and_duration() -> None:
-    c = resolve_commitment("sam", CommitmentDraft("go to Isabella's party", "Hobbs Cafe", "17:00", 120),
-                           now=NOW, known_places=KNOWN, here=None)
-    assert c == Commitment(npc_id="sam", description="go to Isabella's party",
-                           location_path="smallville:Hobbs Cafe", start=datetime(2023, 2, 14, 17, tzinfo=UTC),
-                           duration_minutes=120)
+    c = resolve_commitment(
+        "sam",
+        CommitmentDraft("go to Isabella's party", "Hobbs Cafe", "17:00", 120),
+        now=NOW,
+        known_places=KNOWN,
+        here=None,
+    )
+    assert c == Commitment(
+        npc_id="sam",
+        description="go to Isabella's party",
+        location_path="smallville:Hobbs Cafe",
+        start=datetime(2023, 2, 14, 17, tzinfo=UTC),
+        duration_minutes=120,
+    )
 
 
 def test_a_repeated_promise_is_counted_once() -> None:

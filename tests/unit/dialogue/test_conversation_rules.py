@@ -31,7 +31,7 @@ def talk(n: int, rules: TurnRules = RULES) -> Conversation:
 
 def test_defaults_follow_design_16_utterances_and_800_steps_of_10_seconds() -> None:
     assert DEFAULT_MAX_UTTERANCES == 16
-    assert DEFAULT_COOLDOWN == timedelta(seconds=8000)
+    assert timedelta(seconds=8000) == DEFAULT_COOLDOWN
 
 
 def test_either_side_may_end_the_conversation_before_the_cap() -> None:
@@ -65,26 +65,63 @@ def test_participants_alternate_and_strangers_cannot_speak() -> None:
 
 def test_a_pair_that_just_talked_waits_for_the_cooldown() -> None:
     ended = T0
-    refusal = may_start("isabella", "sam", T0 + timedelta(hours=1), open_conversations=(), last_ended=ended,
-                        rules=RULES)
+    refusal = may_start(
+        "isabella", "sam", T0 + timedelta(hours=1), open_conversations=(), last_ended=ended, rules=RULES
+    )
     assert refusal == "cooldown"
-    assert may_start("isabella", "sam", T0 + timedelta(hours=2, minutes=14), open_conversations=(),
-                     last_ended=ended, rules=RULES) is None
+    assert (
+        may_start(
+            "isabella",
+            "sam",
+            T0 + timedelta(hours=2, minutes=14),
+            open_conversations=(),
+            last_ended=ended,
+            rules=RULES,
+        )
+        is None
+    )
 
 
 def test_an_npc_already_in_a_conversation_cannot_start_another() -> None:
     ongoing = Conversation("c0", "sam", "klaus", T0)
-    assert may_start("isabella", "sam", T0 + timedelta(minutes=5), open_conversations=(ongoing,),
-                     last_ended=None, rules=RULES) == "busy"
+    assert (
+        may_start(
+            "isabella",
+            "sam",
+            T0 + timedelta(minutes=5),
+            open_conversations=(ongoing,),
+            last_ended=None,
+            rules=RULES,
+        )
+        == "busy"
+    )
     done = finish(ongoing, T0 + timedelta(minutes=2), "sam")
-    assert may_start("isabella", "sam", T0 + timedelta(minutes=5), open_conversations=(done,),
-                     last_ended=None, rules=RULES) is None
+    assert (
+        may_start(
+            "isabella",
+            "sam",
+            T0 + timedelta(minutes=5),
+            open_conversations=(done,),
+            last_ended=None,
+            rules=RULES,
+        )
+        is None
+    )
 
 
 def test_an_abandoned_conversation_stops_blocking_after_an_hour() -> None:
     ongoing = Conversation("c0", "sam", "klaus", T0)
-    assert may_start("isabella", "sam", T0 + timedelta(hours=2), open_conversations=(ongoing,),
-                     last_ended=None, rules=RULES) is None
+    assert (
+        may_start(
+            "isabella",
+            "sam",
+            T0 + timedelta(hours=2),
+            open_conversations=(ongoing,),
+            last_ended=None,
+            rules=RULES,
+        )
+        is None
+    )
 
 
 def test_nobody_talks_to_themselves() -> None:

@@ -37,7 +37,11 @@ def test_one_conversation_moves_sentiment_at_most_one_step_and_stays_in_0_to_10(
 
 
 def test_the_latest_summary_is_kept() -> None:
-    rel = after_conversation(Relationship("a", "b", summary="old"), own_warmth=(), other_warmth=(),
-                             summary="talked about the party")
+    rel = after_conversation(
+        Relationship("a", "b", summary="old"),
+        own_warmth=(),
+        other_warmth=(),
+        summary="talked about the party",
+    )
     assert rel.summary == "talked about the party"
     assert after_conversation(rel, own_warmth=(), other_warmth=()).summary == "talked about the party"
