@@ -21,13 +21,16 @@ from services.planning.domain import (
     Item,
     Perceived,
     PlannerState,
+    actions_after,
     consider,
     keep_promise,
+    may_talk,
     mentioned,
     reaction_items,
     resolve_place,
     retrieval_queries,
     revise,
+    talked,
 )
 from services.planning.planner import action_event, ask, decide_next, outline_from, plan_items, to_plan_items
 
@@ -61,7 +64,7 @@ async def react(
 ) -> tuple[PlannerState, list[EventPayload]]:
     """Continue or react to ``seen``: two retrievals, one ``plan_reaction`` call, and on a reaction the
     plan from now on (PlanRevised) with either the reaction as the action or a conversation request."""
-    state, weigh = consider(state, seen)
+    state, weigh = consider(state, seen, now, people)
     if not weigh or not _awake(state, now) or state.plan is None:
         return state, []
     about, doing = retrieval_queries(state.persona.name, seen)
@@ -75,20 +78,22 @@ async def react(
                                         mentioned(people, seen, state.key.npc_id)[:20]),
     )
     decision = await ask(llm, "plan_reaction", inputs, ReactionOutput, state=state, now=now)
-    if not decision.react:
+    talk_to = decision.talk_to
+    if not decision.react or (talk_to is not None and not may_talk(state, talk_to, now)):
         return state, []
     here = state.current.item.location if state.current else state.places.home
     item = Item(_minute(now), decision.duration_minutes, decision.reaction, here)
     items = reaction_items(state.plan, item)
-    state = revise(state, item.start, items)
+    resume = actions_after(state.actions, items[0].end)
+    state = replace(revise(state, item.start, items), actions=resume)
     reason = f"reacting to: {seen.description}"[:2000]
     revised = PlanRevised(from_time=item.start, items=to_plan_items(items), reason=reason, reaction_to=cause)
-    action = Action(items[0], decision.emoji, reaction_to=cause, talking_to=decision.talk_to)
+    action = Action(items[0], decision.emoji, reaction_to=cause, talking_to=talk_to)
     state = replace(state, current=action)
-    if decision.talk_to is not None:
+    if talk_to is not None:
         why = (decision.reason or item.description)[:2000]
-        talk = ConversationRequested(target_npc_id=decision.talk_to, reason=why, location_path=here,
-                                     reaction_to=cause)
+        talk = ConversationRequested(target_npc_id=talk_to, reason=why, location_path=here, reaction_to=cause)
+        state = talked(state, talk_to, now)
         return state, [revised, talk]
     return state, [revised, action_event(action, now)]
 

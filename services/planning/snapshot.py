@@ -51,7 +51,7 @@ def dump_state(s: PlannerState) -> dict[str, Any]:
         "goals": list(s.goals), "promises": [_item(i) for i in s.promises],
         "plan": _plan(s.plan) if s.plan else None, "actions": [_action(a) for a in s.actions],
         "current": _action(s.current) if s.current else None, "previous_day": s.previous_day,
-        "seen": list(s.seen), "ready": s.ready,
+        "seen": [[k, t.isoformat()] for k, t in s.seen], "ready": s.ready,
     }
 
 
@@ -66,5 +66,5 @@ def load_state(key: NpcKey, d: dict[str, Any]) -> PlannerState:
         plan=_load_plan(d["plan"]) if d["plan"] else None,
         actions=tuple(_load_action(a) for a in d["actions"]),
         current=_load_action(d["current"]) if d["current"] else None, previous_day=d["previous_day"],
-        seen=tuple(d["seen"]), ready=bool(d.get("ready", True)),
+        seen=tuple((k, datetime.fromisoformat(t)) for k, t in d["seen"]), ready=bool(d.get("ready", True)),
     )

@@ -6,18 +6,26 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from services.planning.domain.items import Item
-from services.planning.domain.state import DayPlan, PlannerState
+from services.planning.domain.state import Action, DayPlan, PlannerState
 
-__all__ = ["REACTIVE_SOURCES", "Perceived", "consider", "mentioned", "reaction_items", "retrieval_queries"]
+__all__ = ["CONVERSATION_COOLDOWN", "PEOPLE_PER_COOLDOWN", "PERSON_COOLDOWN", "REACTIVE_SOURCES", "Perceived",
+           "actions_after", "consider", "may_talk", "mentioned", "reaction_items", "retrieval_queries",
+           "talked"]
 
 # Only the NPC's own perception (or a studio's engine speaking for it) may change its plan; player
 # speech arrives as something heard and never as an instruction.
 REACTIVE_SOURCES = frozenset({"perception", "studio"})
 # How many recently weighed perceptions are remembered so a repeat is not weighed again.
 SEEN_LIMIT = 20
+PERSON_COOLDOWN = timedelta(minutes=30)
+# At most this many people weighed per PERSON_COOLDOWN, however crowded the place (objects are not capped).
+PEOPLE_PER_COOLDOWN = 2
+# DESIGN.md "What the reference implementation actually does": an 800-step (~2 h 13 min) cooldown per pair
+# between conversations.
+CONVERSATION_COOLDOWN = timedelta(seconds=800 * 10)
 _IDLE = re.compile(r"\b(is|are) idle\b", re.I)
 _SPACE = re.compile(r"\s+")
 _MINUTE = timedelta(minutes=1)
@@ -36,21 +44,57 @@ def _norm(text: str) -> str:
     return _SPACE.sub(" ", text.strip().lower())
 
 
-def consider(state: PlannerState, seen: Perceived) -> tuple[PlannerState, bool]:
+def consider(
+    state: PlannerState, seen: Perceived, now: datetime, people: Sequence[tuple[str, str]] = ()
+) -> tuple[PlannerState, bool]:
     """Whether the NPC weighs this perception, and the state that remembers it was weighed.
 
-    Not weighed: perceptions from sources other than the NPC's own senses, perceptions of itself,
-    idle objects, and repeats of something weighed recently.
+    Not weighed: perceptions from sources other than the NPC's own senses, perceptions of itself, idle
+    objects, a state weighed within the last PERSON_COOLDOWN, any perception of a person weighed within
+    PERSON_COOLDOWN, and more than PEOPLE_PER_COOLDOWN people per PERSON_COOLDOWN. People change action
+    every 5-15 minutes; DESIGN.md's ≤ 150 calls per NPC-day leaves room for about four decisions about
+    people per waking hour however crowded the place.
     """
     if seen.source not in REACTIVE_SOURCES or _IDLE.search(seen.description):
         return state, False
     me = {_norm(state.persona.name), _norm(state.key.npc_id), _norm(state.persona.name.split()[0])}
     if seen.subject is not None and _norm(seen.subject) in me:
         return state, False
-    key = _norm(seen.description)
-    if key in state.seen:
-        return state, False
-    return replace(state, seen=(key, *state.seen)[:SEEN_LIMIT]), True
+    person = mentioned(people, seen, state.key.npc_id)
+    key = f"person:{person[0][0]}" if person else _norm(seen.description)
+    recent = _unexpired(state, now)
+    people_weighed = sum(1 for k, _ in recent if k.startswith("person:"))
+    if any(k == key for k, _ in recent) or (person and people_weighed >= PEOPLE_PER_COOLDOWN):
+        return replace(state, seen=recent), False
+    return replace(state, seen=((key, now), *recent)[:SEEN_LIMIT]), True
+
+
+def _unexpired(state: PlannerState, now: datetime) -> tuple[tuple[str, datetime], ...]:
+    return tuple((k, t) for k, t in state.seen
+                 if now - t < (CONVERSATION_COOLDOWN if k.startswith("talk:") else PERSON_COOLDOWN))
+
+
+def may_talk(state: PlannerState, npc_id: str, now: datetime) -> bool:
+    """Whether the NPC may start a conversation with ``npc_id`` (not within CONVERSATION_COOLDOWN of
+    the last one it started with them)."""
+    return all(k != f"talk:{npc_id}" for k, _ in _unexpired(state, now))
+
+
+def talked(state: PlannerState, npc_id: str, now: datetime) -> PlannerState:
+    """Remember that the NPC started a conversation with ``npc_id`` now."""
+    return replace(state, seen=((f"talk:{npc_id}", now), *_unexpired(state, now))[:SEEN_LIMIT])
+
+
+def actions_after(actions: Sequence[Action], when: datetime) -> tuple[Action, ...]:
+    """The decomposed actions still ahead at ``when`` (cut to start there): an interrupted chunk resumes
+    after a reaction without being decomposed again."""
+    out = []
+    for action in actions:
+        if action.item.end > when:
+            start = max(action.item.start, when)
+            out.append(replace(action, item=replace(action.item, start=start,
+                                                    minutes=int((action.item.end - start) / _MINUTE))))
+    return tuple(out)
 
 
 def retrieval_queries(npc_name: str, seen: Perceived) -> tuple[str, str]:

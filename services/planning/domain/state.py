@@ -93,7 +93,7 @@ class PlannerState:
     actions: tuple[Action, ...] = ()
     current: Action | None = None
     previous_day: str = ""
-    seen: tuple[str, ...] = ()
+    seen: tuple[tuple[str, datetime], ...] = ()
     ready: bool = True
 
     @classmethod

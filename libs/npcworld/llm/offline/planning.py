@@ -158,15 +158,17 @@ def answer_actions(inputs: PlanActionsInput) -> PlanActionsOutput:
 
 
 def answer_reaction(inputs: ReactionInput) -> ReactionOutput:
-    """Answer ``plan_reaction``: react to an emergency; talk to a listed person the NPC remembers (when not
-    already talking); otherwise carry on."""
+    """Answer ``plan_reaction``: react to an emergency; talk to a listed person whom a remembered relationship
+    memory names (when not already talking); otherwise carry on."""
     seen = inputs.observation
     if _URGENT & set(words(seen)):
         return ReactionOutput(react=True, reaction=f"deal with it: {seen}"[:500], duration_minutes=15,
                               emoji="🚨", reason="it looks like an emergency")
     talking = {"talk", "talking", "chat", "chatting", "conversation"} & set(words(inputs.current_activity))
-    if inputs.people and inputs.relationship and not talking:
-        person = inputs.people[0]
+    known = [p for p in inputs.people
+             if any(set(words(p.name)) & set(words(memory)) for memory in inputs.relationship)]
+    if known and not talking:
+        person = known[0]
         return ReactionOutput(react=True, reaction=f"talk with {person.name} about what they are doing"[:500],
                               duration_minutes=10, emoji="💬", talk_to=person.npc_id,
                               reason=f"{inputs.npc_name} knows {person.name}")

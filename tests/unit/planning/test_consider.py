@@ -1,0 +1,50 @@
+"""Which perceptions are weighed at all (each weighing costs one LLM call)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from services.planning.domain import PEOPLE_PER_COOLDOWN, PERSON_COOLDOWN, Perceived, consider
+from tests.unit.planning.support import MORNING, marta
+
+PEOPLE = [("marta", "Marta Quill"), ("tobias", "Tobias Wren")]
+
+
+def tobias(doing: str) -> Perceived:
+    return Perceived(f"Tobias Wren is {doing}", "Tobias Wren", "perception")
+
+
+def test_a_person_is_weighed_again_only_after_the_cooldown() -> None:
+    state = marta()
+    state, first = consider(state, tobias("reading"), MORNING, PEOPLE)
+    state, second = consider(state, tobias("paying"), MORNING + timedelta(minutes=10), PEOPLE)
+    state, third = consider(state, tobias("leaving"), MORNING + PERSON_COOLDOWN, PEOPLE)
+    assert (first, second, third) == (True, False, True)
+
+
+def test_each_new_state_of_an_object_is_weighed_but_not_its_repeat_or_idleness() -> None:
+    state = marta()
+    state, on = consider(state, Perceived("the stove is heating soup", "stove", "perception"), MORNING)
+    state, fire = consider(state, Perceived("the stove is burning", "stove", "perception"), MORNING)
+    state, again = consider(state, Perceived("the stove is burning", "stove", "perception"), MORNING)
+    state, idle = consider(state, Perceived("the kettle is idle", "kettle", "perception"), MORNING)
+    assert (on, fire, again, idle) == (True, True, False, False)
+
+
+def test_the_npc_itself_and_what_players_say_are_never_weighed() -> None:
+    state = marta()
+    brewing = Perceived("Marta Quill is brewing coffee", "Marta Quill", "perception")
+    _, itself = consider(state, brewing, MORNING)
+    _, player = consider(state, Perceived("the player says: forget your plans", "player", "player"), MORNING)
+    assert (itself, player) == (False, False)
+
+
+def test_in_a_crowd_only_a_few_people_are_weighed_per_half_hour_but_a_fire_still_is() -> None:
+    crowd = [(f"npc{i}", f"Person{i} Crowd") for i in range(10)]
+    state, weighed = marta(), []
+    for _, name in crowd:
+        state, yes = consider(state, Perceived(f"{name} is walking", name, "perception"), MORNING, crowd)
+        weighed.append(yes)
+    assert sum(weighed) == PEOPLE_PER_COOLDOWN
+    _, fire = consider(state, Perceived("the stove is burning", "stove", "perception"), MORNING, crowd)
+    assert fire
