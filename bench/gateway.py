@@ -42,28 +42,39 @@ async def _key(database_url: str) -> str:
     async with await psycopg.AsyncConnection.connect(database_url) as conn, conn.transaction():
         keys = KeyRepository(conn)
         tenant = await keys.create_tenant("bench")
-        _, secret = await keys.create_key(tenant.tenant_id, "bench", ("read", "write", "admin"),
-                                          rate_per_second=1e6, burst=1_000_000)
+        _, secret = await keys.create_key(
+            tenant.tenant_id, "bench", ("read", "write", "admin"), rate_per_second=1e6, burst=1_000_000
+        )
     return secret
 
 
 async def _seed(client: httpx.AsyncClient, npcs: int, events: int) -> None:
-    (await client.post("/v1/worlds", json={"world_id": WORLD, "name": "Bench", "start_time": T0})).raise_for_status()
+    (
+        await client.post("/v1/worlds", json={"world_id": WORLD, "name": "Bench", "start_time": T0})
+    ).raise_for_status()
     for i in range(npcs):
-        (await client.post(f"/v1/worlds/{WORLD}/npcs", json={"npc_id": f"npc{i}", "name": f"N{i}"})).raise_for_status()
+        (
+            await client.post(f"/v1/worlds/{WORLD}/npcs", json={"npc_id": f"npc{i}", "name": f"N{i}"})
+        ).raise_for_status()
     sem = asyncio.Semaphore(16)
 
     async def post(i: int) -> None:
         async with sem:
-            r = await client.post(f"/v1/worlds/{WORLD}/npcs/npc{i % npcs}/perceptions",
-                                  json={"description": f"seed {i}", "world_time": T0})
+            r = await client.post(
+                f"/v1/worlds/{WORLD}/npcs/npc{i % npcs}/perceptions",
+                json={"description": f"seed {i}", "world_time": T0},
+            )
             r.raise_for_status()
 
     await asyncio.gather(*(post(i) for i in range(events)))
 
 
-async def _load(client: httpx.AsyncClient, request: Callable[[int], tuple[str, str, object]], seconds: float,
-                concurrency: int) -> tuple[float, list[float], int]:
+async def _load(
+    client: httpx.AsyncClient,
+    request: Callable[[int], tuple[str, str, object]],
+    seconds: float,
+    concurrency: int,
+) -> tuple[float, list[float], int]:
     latencies: list[float] = []
     errors = 0
     deadline = time.perf_counter() + seconds
@@ -90,24 +101,35 @@ def _p(values: list[float], q: float) -> float:
 
 async def _run(base: str, key: str, args: argparse.Namespace) -> None:
     limits = httpx.Limits(max_connections=args.concurrency, max_keepalive_connections=args.concurrency)
-    async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30,
-                                 limits=limits) as client:
+    async with httpx.AsyncClient(
+        base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30, limits=limits
+    ) as client:
         await _seed(client, args.npcs, args.events)
         cases: dict[str, Callable[[int], tuple[str, str, object]]] = {
             "GET /v1/worlds/{id}": lambda i: ("GET", f"/v1/worlds/{WORLD}", None),
             "GET /v1/worlds": lambda i: ("GET", "/v1/worlds", None),
             "GET /v1/worlds/{id}/npcs": lambda i: ("GET", f"/v1/worlds/{WORLD}/npcs", None),
-            "GET /v1/worlds/{id}/events?limit=100": lambda i: ("GET", f"/v1/worlds/{WORLD}/events?limit=100", None),
+            "GET /v1/worlds/{id}/events?limit=100": lambda i: (
+                "GET",
+                f"/v1/worlds/{WORLD}/events?limit=100",
+                None,
+            ),
             "POST /v1/worlds/{id}/npcs/{npc}/perceptions": lambda i: (
-                "POST", f"/v1/worlds/{WORLD}/npcs/npc{i % args.npcs}/perceptions",
-                {"description": f"bench {i}", "world_time": T0}),
+                "POST",
+                f"/v1/worlds/{WORLD}/npcs/npc{i % args.npcs}/perceptions",
+                {"description": f"bench {i}", "world_time": T0},
+            ),
         }
-        print(f"concurrency {args.concurrency}, {args.seconds:.0f} s per endpoint, world with {args.npcs} NPCs "
-              f"and {args.events} seeded perceptions")
+        print(
+            f"concurrency {args.concurrency}, {args.seconds:.0f} s per endpoint, world with {args.npcs} NPCs "
+            f"and {args.events} seeded perceptions"
+        )
         print("| endpoint | requests/s | p50 ms | p95 ms | errors |\n|---|---|---|---|---|")
         for name, request in cases.items():
             rate, latencies, errors = await _load(client, request, args.seconds, args.concurrency)
-            print(f"| `{name}` | {rate:,.0f} | {_p(latencies, 50):.1f} | {_p(latencies, 95):.1f} | {errors} |")
+            print(
+                f"| `{name}` | {rate:,.0f} | {_p(latencies, 50):.1f} | {_p(latencies, 95):.1f} | {errors} |"
+            )
 
 
 def main() -> None:
@@ -125,9 +147,27 @@ def main() -> None:
         apply_migrations(url)
         key = asyncio.run(_key(url))
         port = _free_port()
-        env = {**os.environ, "DATABASE_URL": url, "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9", "LOG_LEVEL": "WARNING"}
-        proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "services.gateway.api:create_app", "--factory",
-                                 "--port", str(port), "--log-level", "warning", "--no-access-log"], env=env)
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9",
+            "LOG_LEVEL": "WARNING",
+        }
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "services.gateway.api:create_app",
+                "--factory",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+                "--no-access-log",
+            ],
+            env=env,
+        )
         base = f"http://127.0.0.1:{port}"
         for _ in range(300):
             try:

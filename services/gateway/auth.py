@@ -45,8 +45,11 @@ async def _caller(
         raise HTTPException(401, "unknown or revoked API key", headers={"WWW-Authenticate": "Bearer"})
     wait = request.app.state.limiter.admit(key)
     if wait > 0:
-        raise HTTPException(429, f"rate limit of this API key exceeded; retry in {wait:.2f}s",
-                            headers={"Retry-After": str(max(1, math.ceil(wait)))})
+        raise HTTPException(
+            429,
+            f"rate limit of this API key exceeded; retry in {wait:.2f}s",
+            headers={"Retry-After": str(max(1, math.ceil(wait)))},
+        )
     return key
 
 

@@ -36,35 +36,53 @@ class IdempotencyMiddleware:
             await self.app(scope, replay, send)
             return
         if not 1 <= len(key) <= 255:
-            await _problem(send, 422, "Invalid request", "Idempotency-Key must be 1-255 characters",
-                           errors=[{"field": "Idempotency-Key", "message": "1-255 characters"}])
+            await _problem(
+                send,
+                422,
+                "Invalid request",
+                "Idempotency-Key must be 1-255 characters",
+                errors=[{"field": "Idempotency-Key", "message": "1-255 characters"}],
+            )
             return
         request = (scope["method"], scope["path"], hashlib.sha256(body).digest())
         await self._run(scope, (tenant, key.decode("latin-1"), request), replay, send)
 
-    async def _run(self, scope: Scope, claim: tuple[str, str, tuple[str, str, bytes]], replay: Receive,
-                   send: Send) -> None:
+    async def _run(
+        self, scope: Scope, claim: tuple[str, str, tuple[str, str, bytes]], replay: Receive, send: Send
+    ) -> None:
         tenant, key, request = claim
         app = scope["app"]
         async with app.state.pool.connection() as conn:
-            earlier = await IdempotencyStore(conn).claim(tenant, key, request, app.state.settings
-                                                         .gateway_idempotency_ttl_seconds)
+            earlier = await IdempotencyStore(conn).claim(
+                tenant, key, request, app.state.settings.gateway_idempotency_ttl_seconds
+            )
         if earlier is not None:
             if (earlier.method, earlier.path, earlier.body_hash) != request:
-                await _problem(send, 409, "Conflict", "this Idempotency-Key was used with a different request")
+                await _problem(
+                    send, 409, "Conflict", "this Idempotency-Key was used with a different request"
+                )
             elif earlier.status_code is None:
-                await _problem(send, 409, "Conflict", "a request with this Idempotency-Key is still in progress")
+                await _problem(
+                    send, 409, "Conflict", "a request with this Idempotency-Key is still in progress"
+                )
             else:
-                await _respond(send, earlier.status_code, {**earlier.headers, "idempotent-replayed": "true"},
-                               earlier.body or b"")
+                await _respond(
+                    send,
+                    earlier.status_code,
+                    {**earlier.headers, "idempotent-replayed": "true"},
+                    earlier.body or b"",
+                )
             return
         captured: dict[str, Any] = {"status": 500, "headers": {}, "body": b""}
 
         async def capture(message: Message) -> None:
             if message["type"] == "http.response.start":
                 captured["status"] = message["status"]
-                captured["headers"] = {k.decode("latin-1"): v.decode("latin-1") for k, v in message["headers"]
-                                       if k.decode("latin-1").lower() in _KEPT_HEADERS}
+                captured["headers"] = {
+                    k.decode("latin-1"): v.decode("latin-1")
+                    for k, v in message["headers"]
+                    if k.decode("latin-1").lower() in _KEPT_HEADERS
+                }
             elif message["type"] == "http.response.body":
                 captured["body"] += message.get("body", b"")
             await send(message)
@@ -75,7 +93,9 @@ class IdempotencyMiddleware:
             async with app.state.pool.connection() as conn:
                 store = IdempotencyStore(conn)
                 if captured["status"] < 500:
-                    await store.complete(tenant, key, captured["status"], captured["headers"], captured["body"])
+                    await store.complete(
+                        tenant, key, captured["status"], captured["headers"], captured["body"]
+                    )
                 else:
                     await store.release(tenant, key)
 

@@ -1,4 +1,4 @@
-"""Cursor pagination, the same on every list endpoint: ``?cursor=&limit=`` in, ``items`` + ``next_cursor`` out.
+"""Cursor pagination, the same on every list: ``?cursor=&limit=`` in, ``items`` + ``next_cursor`` out.
 
 A cursor is opaque to clients: URL-safe base64 of a small JSON position (the last item's sort key)
 tagged with the resource it pages, so a cursor from one list is rejected by another.
@@ -26,7 +26,9 @@ LimitParam = Annotated[int, Query(ge=1, le=500, description="page size")]
 
 class Page(BaseModel, Generic[T]):
     items: list[T]
-    next_cursor: str | None = Field(default=None, description="pass as ?cursor= for the next page; null at the end")
+    next_cursor: str | None = Field(
+        default=None, description="pass as ?cursor= for the next page; null at the end"
+    )
 
 
 def encode_cursor(resource: str, position: Any) -> str:

@@ -22,24 +22,33 @@ def problem(status: int, title: str, detail: str, **extra: object) -> JSONRespon
 def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = [{"field": ".".join(str(p) for p in e["loc"][1:]) or str(e["loc"][0]), "message": e["msg"]}
-                  for e in exc.errors()]
+        errors = [
+            {"field": ".".join(str(p) for p in e["loc"][1:]) or str(e["loc"][0]), "message": e["msg"]}
+            for e in exc.errors()
+        ]
         first = errors[0]["field"] if errors else "request"
-        return problem(422, "Invalid request", f"{first}: {errors[0]['message']}" if errors else "invalid",
-                       errors=errors)
+        return problem(
+            422, "Invalid request", f"{first}: {errors[0]['message']}" if errors else "invalid", errors=errors
+        )
 
     @app.exception_handler(psycopg.DataError)
     async def bad_value(_: Request, exc: psycopg.DataError) -> JSONResponse:
         # A value the database cannot hold (a NUL byte in text, a number out of range).
-        return problem(422, "Invalid request", f"a value cannot be stored: {type(exc).__name__}",
-                       errors=[{"field": "request", "message": str(exc).splitlines()[0]}])
+        return problem(
+            422,
+            "Invalid request",
+            f"a value cannot be stored: {type(exc).__name__}",
+            errors=[{"field": "request", "message": str(exc).splitlines()[0]}],
+        )
 
     @app.exception_handler(NpcworldError)
     async def domain_error(_: Request, exc: NpcworldError) -> JSONResponse:
         if isinstance(exc, NotFoundError):
             return problem(404, "Not found", str(exc))
         if isinstance(exc, ValidationError):
-            return problem(422, "Invalid request", str(exc), errors=[{"field": exc.field, "message": str(exc)}])
+            return problem(
+                422, "Invalid request", str(exc), errors=[{"field": exc.field, "message": str(exc)}]
+            )
         if isinstance(exc, ConcurrencyError):
             return problem(409, "Conflict", str(exc))
         return problem(503, "Unavailable", str(exc))

@@ -18,8 +18,9 @@ class WorldIn(_In):
     name: str = Field(min_length=1, max_length=200)
     start_time: datetime = Field(description="World time at which the world starts (ISO 8601 with zone)")
     world_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,100}$")
-    template: str | None = Field(default=None, max_length=100,
-                                 description="Built-in template to load (GET /v1/templates lists them)")
+    template: str | None = Field(
+        default=None, max_length=100, description="Built-in template to load (GET /v1/templates lists them)"
+    )
 
 
 class WorldOut(BaseModel):
@@ -37,7 +38,9 @@ class NpcIn(_In):
     age: int | None = Field(default=None, ge=0, le=1000)
     traits: list[str] = Field(default_factory=list, max_length=20)
     occupation: str | None = Field(default=None, max_length=200)
-    seed: str = Field(default="", max_length=10000, description="Persona paragraph; ';' separates seed memories")
+    seed: str = Field(
+        default="", max_length=10000, description="Persona paragraph; ';' separates seed memories"
+    )
     location: str | None = Field(default=None, max_length=300)
 
 

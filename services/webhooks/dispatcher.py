@@ -25,9 +25,17 @@ _CHANNEL = "npcworld_outbox"
 
 def delivery_body(claimed: Claimed) -> bytes:
     """What a receiver gets: the event's id (for dedupe), its store sequence and the whole envelope."""
-    return json.dumps({"event_id": str(claimed.event_id), "delivery_id": claimed.delivery_id, "seq": claimed.seq,
-                       "type": claimed.event_type, "world_id": claimed.world_id, "event": claimed.envelope},
-                      separators=(",", ":")).encode()
+    return json.dumps(
+        {
+            "event_id": str(claimed.event_id),
+            "delivery_id": claimed.delivery_id,
+            "seq": claimed.seq,
+            "type": claimed.event_type,
+            "world_id": claimed.world_id,
+            "event": claimed.envelope,
+        },
+        separators=(",", ":"),
+    ).encode()
 
 
 class Dispatcher:
@@ -72,13 +80,20 @@ class Dispatcher:
     async def _attempt(self, client: httpx.AsyncClient, claimed: Claimed) -> None:
         body = delivery_body(claimed)
         stamp = int(time.time())
-        headers = {"Content-Type": "application/json", SIGNATURE_HEADER: signature_header(claimed.secret, stamp, body),
-                   "Npcworld-Event-Id": str(claimed.event_id), "Npcworld-Event-Type": claimed.event_type,
-                   "Npcworld-Delivery-Id": str(claimed.delivery_id), "Npcworld-Timestamp": str(stamp)}
+        headers = {
+            "Content-Type": "application/json",
+            SIGNATURE_HEADER: signature_header(claimed.secret, stamp, body),
+            "Npcworld-Event-Id": str(claimed.event_id),
+            "Npcworld-Event-Type": claimed.event_type,
+            "Npcworld-Delivery-Id": str(claimed.delivery_id),
+            "Npcworld-Timestamp": str(stamp),
+        }
         started = time.perf_counter()
         status_code: int | None = None
         error: str | None = None
-        with tracer().start_as_current_span("webhook.deliver", attributes={"event_id": str(claimed.event_id)}):
+        with tracer().start_as_current_span(
+            "webhook.deliver", attributes={"event_id": str(claimed.event_id)}
+        ):
             try:
                 response = await client.post(claimed.url, content=body, headers=headers)
                 status_code = response.status_code
@@ -91,8 +106,14 @@ class Dispatcher:
         async with self.pool.connection() as conn:
             await DispatchRepository(conn).record(claimed, (status_code, error, elapsed), outcome)
         if outcome.status == "failed":
-            logger.warning("webhook delivery %s failed after %d attempts (event_id=%s world_id=%s): %s",
-                           claimed.delivery_id, claimed.attempt, claimed.event_id, claimed.world_id, error)
+            logger.warning(
+                "webhook delivery %s failed after %d attempts (event_id=%s world_id=%s): %s",
+                claimed.delivery_id,
+                claimed.attempt,
+                claimed.event_id,
+                claimed.world_id,
+                error,
+            )
 
     async def _idle(self, stop: asyncio.Event) -> None:
         async with self.pool.connection() as conn:

@@ -80,10 +80,14 @@ class DispatchRepository:
 
     async def claim_due(self, limit: int, lease_seconds: float) -> list[Claimed]:
         cur = await self.conn.execute(_CLAIM, (lease_seconds, limit))
-        return [Claimed(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json.loads(r[8]))
-                for r in await cur.fetchall()]
+        return [
+            Claimed(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json.loads(r[8]))
+            for r in await cur.fetchall()
+        ]
 
-    async def record(self, claimed: Claimed, result: tuple[int | None, str | None, float], outcome: Outcome) -> None:
+    async def record(
+        self, claimed: Claimed, result: tuple[int | None, str | None, float], outcome: Outcome
+    ) -> None:
         """Log the attempt and move the delivery on, unless a redelivery reset it meanwhile."""
         status_code, error, duration_ms = result
         await self.conn.execute(
@@ -96,13 +100,21 @@ class DispatchRepository:
             " next_attempt_at = now() + make_interval(secs => %s),"
             " delivered_at = CASE WHEN %s = 'delivered' THEN now() END"
             " WHERE delivery_id = %s AND attempts = %s AND status = 'pending'",
-            (outcome.status, status_code, error, outcome.retry_in or 0.0, outcome.status,
-             claimed.delivery_id, claimed.attempt),
+            (
+                outcome.status,
+                status_code,
+                error,
+                outcome.retry_in or 0.0,
+                outcome.status,
+                claimed.delivery_id,
+                claimed.attempt,
+            ),
         )
 
     async def seconds_to_next_due(self) -> float | None:
         cur = await self.conn.execute(
-            "SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM gw_deliveries WHERE status = 'pending'"
+            "SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM gw_deliveries"
+            " WHERE status = 'pending'"
         )
         row = await cur.fetchone()
         return None if row is None or row[0] is None else max(0.0, float(row[0]))

@@ -22,5 +22,6 @@ class Settings(CommonSettings):
     webhook_fanout_batch: int = Field(default=1000, ge=1, le=100000)
 
     def retry_policy(self) -> RetryPolicy:
-        return RetryPolicy(self.webhook_max_attempts, self.webhook_backoff_base_seconds,
-                           self.webhook_backoff_max_seconds)
+        return RetryPolicy(
+            self.webhook_max_attempts, self.webhook_backoff_base_seconds, self.webhook_backoff_max_seconds
+        )

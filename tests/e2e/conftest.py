@@ -21,8 +21,20 @@ def gateway_url(database_url: str, broker: BrokerForTests) -> Iterator[str]:  # 
     port = free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "services.gateway.api:create_app", "--factory",
-         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"], env=env,
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "services.gateway.api:create_app",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        env=env,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -43,7 +55,7 @@ def gateway_url(database_url: str, broker: BrokerForTests) -> Iterator[str]:  # 
         proc.wait(10)
 
 
-async def _tenant(database_url: str, name: str, scopes: tuple[str, ...]) -> str:
+async def _tenant(database_url: str, name: str, scopes: tuple[str, ...]) -> str:  # noqa: F811
     import psycopg
 
     from services.gateway.repository import GatewayRepository
@@ -59,14 +71,14 @@ async def client_factory(gateway_url: str, database_url: str) -> AsyncIterator[o
 
     async def make(scopes: tuple[str, ...] = ("read", "write", "admin")) -> httpx.AsyncClient:
         key = await _tenant(database_url, "studio", scopes)
-        client = httpx.AsyncClient(base_url=gateway_url, headers={"Authorization": f"Bearer {key}"}, timeout=10)
+        client = httpx.AsyncClient(
+            base_url=gateway_url, headers={"Authorization": f"Bearer {key}"}, timeout=10
+        )
         clients.append(client)
         return client
 
     yield make
     await asyncio.gather(*(c.aclose() for c in clients))
-
-
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +88,9 @@ async def client_factory_module(gateway_url: str, database_url: str) -> AsyncIte
 
     async def make(scopes: tuple[str, ...] = ("read", "write", "admin")) -> httpx.AsyncClient:
         key = await _tenant(database_url, "studio", scopes)
-        client = httpx.AsyncClient(base_url=gateway_url, headers={"Authorization": f"Bearer {key}"}, timeout=10)
+        client = httpx.AsyncClient(
+            base_url=gateway_url, headers={"Authorization": f"Bearer {key}"}, timeout=10
+        )
         clients.append(client)
         return client
 

@@ -1,4 +1,4 @@
-"""The smallest valid JSON instance of an OpenAPI schema, so generic tests can call every route with a body."""
+"""The smallest valid JSON instance of an OpenAPI schema, so generic tests can call every route."""
 
 from __future__ import annotations
 
@@ -38,7 +38,11 @@ def _typed(schema: dict[str, Any], spec: dict[str, Any]) -> Any:
             return [minimal(s, spec) for s in schema["prefixItems"]]
         return [minimal(schema.get("items", {}), spec) for _ in range(schema.get("minItems", 0))]
     if kind == "integer":
-        return int(schema.get("minimum", schema.get("exclusiveMinimum", 0) + 1 if "exclusiveMinimum" in schema else 1))
+        return int(
+            schema.get(
+                "minimum", schema.get("exclusiveMinimum", 0) + 1 if "exclusiveMinimum" in schema else 1
+            )
+        )
     if kind == "number":
         return float(schema.get("minimum", schema.get("exclusiveMinimum", 0) + 1))
     if kind == "boolean":

@@ -24,7 +24,7 @@ class Received:
 
 @dataclass
 class Receiver:
-    """``/ok`` fails the first ``fail_first`` deliveries of every event id, then answers 200; ``/down`` always 503."""
+    """``/ok`` fails the first ``fail_first`` tries of each event id, then answers 200; ``/down`` is 503."""
 
     fail_first: int = 2
     received: list[Received] = field(default_factory=list)
@@ -41,7 +41,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 event_id = self.headers.get("Npcworld-Event-Id", "")
                 with receiver.lock:

@@ -14,7 +14,9 @@ T0 = "2023-02-13T07:00:00+00:00"
 
 async def _world(client: httpx.AsyncClient) -> str:
     world_id = f"w-{uuid.uuid4().hex[:10]}"
-    r = await client.post("/v1/worlds", json={"world_id": world_id, "name": "Brindle Hollow", "start_time": T0})
+    r = await client.post(
+        "/v1/worlds", json={"world_id": world_id, "name": "Brindle Hollow", "start_time": T0}
+    )
     assert r.status_code == 201, r.text
     r = await client.post(f"/v1/worlds/{world_id}/npcs", json={"npc_id": "marta", "name": "Marta"})
     assert r.status_code == 201, r.text
@@ -22,7 +24,9 @@ async def _world(client: httpx.AsyncClient) -> str:
 
 
 async def _event_ids(client: httpx.AsyncClient, world_id: str) -> list[str]:
-    items = (await client.get(f"/v1/worlds/{world_id}/events", params={"type": "ObservationMade"})).json()["items"]
+    items = (await client.get(f"/v1/worlds/{world_id}/events", params={"type": "ObservationMade"})).json()[
+        "items"
+    ]
     return [i["event"]["event_id"] for i in items]
 
 
@@ -50,8 +54,12 @@ async def test_concurrent_retries_with_one_key_write_once(client_factory: MakeCl
     world_id = await _world(client)
     body = {"description": "thunder", "world_time": "2023-02-13T08:00:00+00:00"}
     headers = {"Idempotency-Key": f"k-{uuid.uuid4()}"}
-    answers = await asyncio.gather(*(client.post(f"/v1/worlds/{world_id}/npcs/marta/perceptions", json=body,
-                                                 headers=headers) for _ in range(5)))
+    answers = await asyncio.gather(
+        *(
+            client.post(f"/v1/worlds/{world_id}/npcs/marta/perceptions", json=body, headers=headers)
+            for _ in range(5)
+        )
+    )
     assert {a.status_code for a in answers} <= {202, 409}
     assert len(await _event_ids(client, world_id)) == 1
 
@@ -68,10 +76,13 @@ async def test_idempotency_keys_belong_to_one_tenant(client_factory: MakeClient)
 
 async def test_a_key_over_its_rate_limit_gets_429_with_retry_after(client_factory: MakeClient) -> None:
     admin = await client_factory()
-    r = await admin.post("/v1/keys", json={"name": "slow", "scopes": ["read"], "rate_per_second": 0.01, "burst": 2})
+    r = await admin.post(
+        "/v1/keys", json={"name": "slow", "scopes": ["read"], "rate_per_second": 0.01, "burst": 2}
+    )
     assert r.status_code == 201
-    async with httpx.AsyncClient(base_url=admin.base_url,
-                                 headers={"Authorization": f"Bearer {r.json()['secret']}"}) as slow:
+    async with httpx.AsyncClient(
+        base_url=admin.base_url, headers={"Authorization": f"Bearer {r.json()['secret']}"}
+    ) as slow:
         answers = [await slow.get("/v1/worlds") for _ in range(3)]
     assert [a.status_code for a in answers] == [200, 200, 429]
     assert int(answers[2].headers["retry-after"]) >= 1
@@ -87,15 +98,18 @@ async def test_a_new_key_is_shown_once_stored_hashed_and_revocable(client_factor
     listed = (await admin.get("/v1/keys")).json()["items"]
     assert created["key_id"] in [k["key_id"] for k in listed]
     assert created["secret"] not in str(listed)
-    async with httpx.AsyncClient(base_url=admin.base_url,
-                                 headers={"Authorization": f"Bearer {created['secret']}"}) as ci:
+    async with httpx.AsyncClient(
+        base_url=admin.base_url, headers={"Authorization": f"Bearer {created['secret']}"}
+    ) as ci:
         assert (await ci.get("/v1/worlds")).status_code == 200
         assert (await admin.delete(f"/v1/keys/{created['key_id']}")).status_code == 204
         assert (await ci.get("/v1/worlds")).status_code == 401
     assert (await admin.get(f"/v1/keys/{created['key_id']}")).json()["revoked_at"] is not None
 
 
-async def test_tenants_cannot_be_created_over_the_api_without_the_operator_key(client_factory: MakeClient) -> None:
+async def test_tenants_cannot_be_created_over_the_api_without_the_operator_key(
+    client_factory: MakeClient,
+) -> None:
     admin = await client_factory()
     r = await admin.post("/v1/tenants", json={"name": "sneaky"})
     assert r.status_code == 403 and "npcworld tenant create" in r.json()["detail"]

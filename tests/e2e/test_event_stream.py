@@ -13,9 +13,14 @@ MakeClient = Callable[..., Awaitable[httpx.AsyncClient]]
 T0 = "2023-02-13T07:00:00+00:00"
 
 
-async def _read(client: httpx.AsyncClient, url: str, count: int, headers: dict[str, str] | None = None,
-                while_open: Callable[[], Awaitable[None]] | None = None) -> list[tuple[int, str, str]]:
-    """(id, event type, event_id) of the first ``count`` events; ``while_open`` runs once the stream is open."""
+async def _read(
+    client: httpx.AsyncClient,
+    url: str,
+    count: int,
+    headers: dict[str, str] | None = None,
+    while_open: Callable[[], Awaitable[None]] | None = None,
+) -> list[tuple[int, str, str]]:
+    """(id, type, event_id) of the first ``count`` events; ``while_open`` runs once the stream is open."""
     frames: list[tuple[int, str, str]] = []
 
     async def consume() -> None:
@@ -30,7 +35,9 @@ async def _read(client: httpx.AsyncClient, url: str, count: int, headers: dict[s
                     fields[name] = value.strip()
                     continue
                 if "data" in fields:
-                    frames.append((int(fields["id"]), fields["event"], json.loads(fields["data"])["event_id"]))
+                    frames.append(
+                        (int(fields["id"]), fields["event"], json.loads(fields["data"])["event_id"])
+                    )
                 fields = {}
                 if len(frames) == count:
                     break
@@ -52,14 +59,25 @@ async def test_a_stream_resumed_from_last_event_id_misses_nothing_and_repeats_no
     url = f"/v1/worlds/{world_id}/events/stream"
 
     async def perceive(n: int, tag: str) -> None:
-        await asyncio.gather(*(client.post(f"/v1/worlds/{world_id}/npcs/marta/perceptions",
-                                           json={"description": f"{tag} {i}", "world_time": T0})
-                               for i in range(n)))
+        await asyncio.gather(
+            *(
+                client.post(
+                    f"/v1/worlds/{world_id}/npcs/marta/perceptions",
+                    json={"description": f"{tag} {i}", "world_time": T0},
+                )
+                for i in range(n)
+            )
+        )
 
     first = await _read(client, url, 2)
     await perceive(4, "while away")
-    rest = await _read(client, url, 1 + 4 + 6, headers={"Last-Event-ID": str(first[-1][0])},
-                       while_open=lambda: perceive(6, "live"))
+    rest = await _read(
+        client,
+        url,
+        1 + 4 + 6,
+        headers={"Last-Event-ID": str(first[-1][0])},
+        while_open=lambda: perceive(6, "live"),
+    )
 
     streamed = first + rest
     log = (await client.get(f"/v1/worlds/{world_id}/events", params={"limit": 500})).json()["items"]

@@ -29,8 +29,9 @@ async def _fuzz_key(database_url: str) -> str:
     async with await psycopg.AsyncConnection.connect(database_url) as conn, conn.transaction():
         keys = KeyRepository(conn)
         tenant = await keys.create_tenant("fuzz")
-        _, secret = await keys.create_key(tenant.tenant_id, "fuzz", ("read", "write", "admin"),
-                                          rate_per_second=100000, burst=100000)
+        _, secret = await keys.create_key(
+            tenant.tenant_id, "fuzz", ("read", "write", "admin"), rate_per_second=100000, burst=100000
+        )
     return secret
 
 
@@ -38,20 +39,33 @@ async def _fuzz_key(database_url: str) -> str:
 def fuzz_target(gateway_url: str, database_url: str) -> Iterator[tuple[str, dict[str, str], str]]:
     headers = {"Authorization": f"Bearer {asyncio.run(_fuzz_key(database_url))}"}
     world_id = f"fuzz-{uuid.uuid4().hex[:8]}"
-    r = httpx.post(f"{gateway_url}/v1/worlds", headers=headers,
-                   json={"world_id": world_id, "name": "Fuzz", "start_time": "2023-02-13T07:00:00+00:00"})
+    r = httpx.post(
+        f"{gateway_url}/v1/worlds",
+        headers=headers,
+        json={"world_id": world_id, "name": "Fuzz", "start_time": "2023-02-13T07:00:00+00:00"},
+    )
     assert r.status_code == 201, r.text
     yield gateway_url, headers, world_id
 
 
 @schema.parametrize()
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-          suppress_health_check=list(HealthCheck))
-def test_no_generated_request_gets_a_server_error(case: schemathesis.Case,
-                                                  fuzz_target: tuple[str, dict[str, str], str]) -> None:
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+def test_no_generated_request_gets_a_server_error(
+    case: schemathesis.Case, fuzz_target: tuple[str, dict[str, str], str]
+) -> None:
     base_url, headers, world_id = fuzz_target
-    real_world = (case.path_parameters or {}).get("world_id") is not None and case.method != "DELETE" \
-        and not case.path.endswith("/stream") and zlib.crc32(f"{case.method} {case.path}".encode()) % 2 == 0
+    real_world = (
+        (case.path_parameters or {}).get("world_id") is not None
+        and case.method != "DELETE"
+        and not case.path.endswith("/stream")
+        and zlib.crc32(f"{case.method} {case.path}".encode()) % 2 == 0
+    )
     if real_world:
         case.path_parameters = {**(case.path_parameters or {}), "world_id": world_id}
     response = case.call(base_url=base_url, headers=headers, timeout=10)

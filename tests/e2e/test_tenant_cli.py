@@ -1,4 +1,4 @@
-"""The first tenant and key of a deployment come from ``npcworld tenant create``, and the key works at once."""
+"""The first tenant and key of a deployment come from ``npcworld tenant create``; the key works at once."""
 
 from __future__ import annotations
 
@@ -30,5 +30,7 @@ def test_tenant_create_prints_a_working_key_once_and_add_key_honours_scopes(
     assert added.exit_code == 0, added.output
     reader = {"Authorization": f"Bearer {added.output.split()[1]}"}
     assert httpx.get(f"{gateway_url}/v1/worlds", headers=reader).status_code == 200
-    r = httpx.post(f"{gateway_url}/v1/worlds", headers=reader, json={"name": "x", "start_time": "2023-02-13T07:00:00Z"})
+    r = httpx.post(
+        f"{gateway_url}/v1/worlds", headers=reader, json={"name": "x", "start_time": "2023-02-13T07:00:00Z"}
+    )
     assert r.status_code == 403

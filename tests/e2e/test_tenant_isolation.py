@@ -20,7 +20,9 @@ from tests.e2e.openapi_instances import minimal
 
 MakeClient = Callable[..., Awaitable[httpx.AsyncClient]]
 SPEC: dict[str, Any] = create_app().openapi()
-OPS = [(method.upper(), path) for path, ops in SPEC["paths"].items() for method in ops if path.startswith("/v1/")]
+OPS = [
+    (method.upper(), path) for path, ops in SPEC["paths"].items() for method in ops if path.startswith("/v1/")
+]
 # POST routes that only read (a query with a body); every other non-GET route writes.
 READ_POSTS = {"/v1/worlds/{world_id}/npcs/{npc_id}/memories/retrieve"}
 ADMIN_ONLY = [op for op in OPS if op[1].startswith("/v1/keys") or "inner-voice" in op[1]]
@@ -45,7 +47,9 @@ async def owner_admin(client_factory_module: MakeClient) -> httpx.AsyncClient:
 async def _scoped(admin: httpx.AsyncClient, scopes: list[str]) -> httpx.AsyncClient:
     r = await admin.post("/v1/keys", json={"name": "+".join(scopes), "scopes": scopes})
     assert r.status_code == 201, r.text
-    return httpx.AsyncClient(base_url=admin.base_url, headers={"Authorization": f"Bearer {r.json()['secret']}"})
+    return httpx.AsyncClient(
+        base_url=admin.base_url, headers={"Authorization": f"Bearer {r.json()['secret']}"}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -64,16 +68,26 @@ async def owner_writer(owner_admin: httpx.AsyncClient) -> AsyncIterator[httpx.As
 async def owner(owner_admin: httpx.AsyncClient) -> dict[str, str]:
     client = owner_admin
     world_id = f"secret-world-{uuid.uuid4().hex[:8]}"
-    r = await client.post("/v1/worlds", json={"world_id": world_id, "name": "Hidden Vale",
-                                             "start_time": "2023-02-13T07:00:00+00:00"})
+    r = await client.post(
+        "/v1/worlds",
+        json={"world_id": world_id, "name": "Hidden Vale", "start_time": "2023-02-13T07:00:00+00:00"},
+    )
     assert r.status_code == 201, r.text
     r = await client.post(f"/v1/worlds/{world_id}/npcs", json={"npc_id": "marta", "name": "Marta Hiddenname"})
     assert r.status_code == 201, r.text
     hook = (await client.post(f"/v1/worlds/{world_id}/webhooks", json={"url": "http://127.0.0.1:9/h"})).json()
     key_id = (await client.get("/v1/keys")).json()["items"][0]["key_id"]
     tenant_id = (await client.get("/v1/tenant")).json()["tenant_id"]
-    return {"world_id": world_id, "npc_id": "marta", "webhook_id": hook["webhook_id"], "key_id": key_id,
-            "delivery_id": "1", "tenant_id": tenant_id, "name": "Hidden Vale", "npc_name": "Marta Hiddenname"}
+    return {
+        "world_id": world_id,
+        "npc_id": "marta",
+        "webhook_id": hook["webhook_id"],
+        "key_id": key_id,
+        "delivery_id": "1",
+        "tenant_id": tenant_id,
+        "name": "Hidden Vale",
+        "npc_name": "Marta Hiddenname",
+    }
 
 
 def _leaks(text: str, owner: dict[str, str], sent: str) -> list[str]:

@@ -32,8 +32,13 @@ async def receiver() -> AsyncIterator[Receiver]:
 
 @pytest.fixture
 async def dispatcher(database_url: str, broker: BrokerForTests) -> AsyncIterator[None]:
-    settings = Settings(database_url=database_url, kafka_bootstrap_servers=broker.bootstrap,
-                        webhook_backoff_base_seconds=0.05, webhook_max_attempts=4, webhook_poll_seconds=0.05)
+    settings = Settings(
+        database_url=database_url,
+        kafka_bootstrap_servers=broker.bootstrap,
+        webhook_backoff_base_seconds=0.05,
+        webhook_max_attempts=4,
+        webhook_poll_seconds=0.05,
+    )
     stop = asyncio.Event()
     task = asyncio.create_task(serve(settings, stop))
     yield
@@ -43,7 +48,9 @@ async def dispatcher(database_url: str, broker: BrokerForTests) -> AsyncIterator
 
 async def _world(client: httpx.AsyncClient) -> str:
     world_id = f"w-{uuid.uuid4().hex[:10]}"
-    r = await client.post("/v1/worlds", json={"world_id": world_id, "name": "Brindle Hollow", "start_time": T0})
+    r = await client.post(
+        "/v1/worlds", json={"world_id": world_id, "name": "Brindle Hollow", "start_time": T0}
+    )
     assert r.status_code == 201, r.text
     r = await client.post(f"/v1/worlds/{world_id}/npcs", json={"npc_id": "marta", "name": "Marta"})
     assert r.status_code == 201, r.text
@@ -51,8 +58,10 @@ async def _world(client: httpx.AsyncClient) -> str:
 
 
 async def _perceive(client: httpx.AsyncClient, world_id: str, text: str) -> str:
-    r = await client.post(f"/v1/worlds/{world_id}/npcs/marta/perceptions",
-                          json={"description": text, "world_time": "2023-02-13T08:00:00+00:00"})
+    r = await client.post(
+        f"/v1/worlds/{world_id}/npcs/marta/perceptions",
+        json={"description": text, "world_time": "2023-02-13T08:00:00+00:00"},
+    )
     assert r.status_code == 202, r.text
     return str(r.json()["event_id"])
 
@@ -62,8 +71,10 @@ async def test_events_reach_the_receiver_signed_after_it_fails_twice_and_the_log
 ) -> None:
     client = await client_factory()
     world_id, other_world = await _world(client), await _world(client)
-    r = await client.post(f"/v1/worlds/{world_id}/webhooks",
-                          json={"url": f"{receiver.url}/ok", "event_types": ["ObservationMade", "NpcCreated"]})
+    r = await client.post(
+        f"/v1/worlds/{world_id}/webhooks",
+        json={"url": f"{receiver.url}/ok", "event_types": ["ObservationMade", "NpcCreated"]},
+    )
     assert r.status_code == 201, r.text
     hook = r.json()
     sent = [await _perceive(client, world_id, f"heard bell {i}") for i in range(3)]
@@ -84,8 +95,11 @@ async def test_events_reach_the_receiver_signed_after_it_fails_twice_and_the_log
     assert {d["status"] for d in log["items"]} == {"delivered"} and len(log["items"]) == 4
     first = log["items"][0]
     assert first["attempts"] == 3 and first["last_status_code"] == 200
-    detail = (await client.get(f"/v1/worlds/{world_id}/webhooks/{hook['webhook_id']}/deliveries/"
-                               f"{first['delivery_id']}")).json()
+    detail = (
+        await client.get(
+            f"/v1/worlds/{world_id}/webhooks/{hook['webhook_id']}/deliveries/{first['delivery_id']}"
+        )
+    ).json()
     assert [a["status_code"] for a in detail["attempt_log"]] == [500, 500, 200]
 
 
@@ -127,39 +141,57 @@ async def test_webhooks_are_validated_and_listed_without_their_secret(client_fac
     world_id = await _world(client)
     r = await client.post(f"/v1/worlds/{world_id}/webhooks", json={"url": "ftp://example.org/x"})
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "url"
-    r = await client.post(f"/v1/worlds/{world_id}/webhooks",
-                          json={"url": "http://127.0.0.1:9/x", "event_types": ["NoSuchEvent"]})
+    r = await client.post(
+        f"/v1/worlds/{world_id}/webhooks",
+        json={"url": "http://127.0.0.1:9/x", "event_types": ["NoSuchEvent"]},
+    )
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "event_types"
     r = await client.post(f"/v1/worlds/{world_id}/webhooks", json={"url": "http://127.0.0.1:9/x"})
     assert "secret" in r.json()
     listed = (await client.get(f"/v1/worlds/{world_id}/webhooks")).json()["items"]
     assert [h["webhook_id"] for h in listed] == [r.json()["webhook_id"]]
     assert "secret" not in listed[0]
-    assert (await client.delete(f"/v1/worlds/{world_id}/webhooks/{listed[0]['webhook_id']}")).status_code == 204
+    assert (
+        await client.delete(f"/v1/worlds/{world_id}/webhooks/{listed[0]['webhook_id']}")
+    ).status_code == 204
     assert (await client.get(f"/v1/worlds/{world_id}/webhooks")).json()["items"] == []
 
 
 async def test_a_world_created_from_the_template_ticks_and_its_events_reach_the_receiver(
-    client_factory: MakeClient, pool: AsyncConnectionPool, broker: BrokerForTests, receiver: Receiver,
+    client_factory: MakeClient,
+    pool: AsyncConnectionPool,
+    broker: BrokerForTests,
+    receiver: Receiver,
     dispatcher: None,
 ) -> None:
     client = await client_factory()
     world_id = f"tpl-{uuid.uuid4().hex[:8]}"
-    r = await client.post("/v1/worlds", json={"world_id": world_id, "name": "Brindle Hollow", "start_time": T0,
-                                             "template": "brindle-hollow"})
+    r = await client.post(
+        "/v1/worlds",
+        json={"world_id": world_id, "name": "Brindle Hollow", "start_time": T0, "template": "brindle-hollow"},
+    )
     assert r.status_code == 201, r.text
-    hook = (await client.post(f"/v1/worlds/{world_id}/webhooks",
-                              json={"url": f"{receiver.url}/ok", "event_types": ["WorldTicked", "NpcCreated"]})).json()
+    hook = (
+        await client.post(
+            f"/v1/worlds/{world_id}/webhooks",
+            json={"url": f"{receiver.url}/ok", "event_types": ["WorldTicked", "NpcCreated"]},
+        )
+    ).json()
     async with running_pipeline(pool, broker.bootstrap) as pipeline:
         await eventually(lambda: client.get(f"/v1/worlds/{world_id}/tree"), lambda r: r.status_code == 200)
         r = await client.post(f"/v1/worlds/{world_id}/clock", json={"paused": False, "mode": "stepped"})
         assert r.status_code == 202, r.text
-        await eventually(lambda: client.get(f"/v1/worlds/{world_id}/clock"), lambda r: r.json()["paused"] is False)
+        await eventually(
+            lambda: client.get(f"/v1/worlds/{world_id}/clock"), lambda r: r.json()["paused"] is False
+        )
         pipeline.world_id = world_id
         for _ in range(2):
             await pipeline.step()
-        acked = await eventually(lambda: _acked(receiver),
-                                 lambda got: sum(g.json["type"] == "WorldTicked" for g in got) >= 2, timeout=30)
+        acked = await eventually(
+            lambda: _acked(receiver),
+            lambda got: sum(g.json["type"] == "WorldTicked" for g in got) >= 2,
+            timeout=30,
+        )
     types = [g.json["type"] for g in acked]
     assert "NpcCreated" in types  # the template's personas
     ticks = sorted(g.json["event"]["payload"]["step"] for g in acked if g.json["type"] == "WorldTicked")

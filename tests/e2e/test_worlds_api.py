@@ -23,7 +23,9 @@ T0 = "2023-02-13T07:00:00+00:00"
 
 async def _world(client: httpx.AsyncClient, npcs: tuple[str, ...] = ("marta", "tobias")) -> str:
     world_id = f"w-{uuid.uuid4().hex[:10]}"
-    r = await client.post("/v1/worlds", json={"world_id": world_id, "name": "Brindle Hollow", "start_time": T0})
+    r = await client.post(
+        "/v1/worlds", json={"world_id": world_id, "name": "Brindle Hollow", "start_time": T0}
+    )
     assert r.status_code == 201, r.text
     for npc in npcs:
         r = await client.post(f"/v1/worlds/{world_id}/npcs", json={"npc_id": npc, "name": npc.title()})
@@ -33,8 +35,9 @@ async def _world(client: httpx.AsyncClient, npcs: tuple[str, ...] = ("marta", "t
 
 async def _projected(pool: AsyncConnectionPool, world_id: str) -> list[tuple[str, str]]:
     async with pool.connection() as conn:
-        cur = await conn.execute("SELECT world_id, npc_id FROM ws_npcs WHERE world_id = %s ORDER BY npc_id",
-                                 (world_id,))
+        cur = await conn.execute(
+            "SELECT world_id, npc_id FROM ws_npcs WHERE world_id = %s ORDER BY npc_id", (world_id,)
+        )
         return [(r[0], r[1]) for r in await cur.fetchall()]
 
 
@@ -47,9 +50,19 @@ async def test_a_world_created_over_rest_reaches_the_world_state_projection_and_
     stop = asyncio.Event()
     from npcworld.outbox import OutboxRelay
 
-    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
-             asyncio.create_task(serve(CONSUMER, settings, HANDLERS, deps=WorldStateDeps(TreeCache()),
-                                               projection=PROJECTION, stop=stop))]
+    tasks = [
+        asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
+        asyncio.create_task(
+            serve(
+                CONSUMER,
+                settings,
+                HANDLERS,
+                deps=WorldStateDeps(TreeCache()),
+                projection=PROJECTION,
+                stop=stop,
+            )
+        ),
+    ]
     try:
         live = await eventually(lambda: _projected(pool, world_id), lambda rows: len(rows) == 2)
     finally:
@@ -79,15 +92,19 @@ async def test_a_fork_at_world_time_t_copies_history_up_to_t_only(client_factory
     client = await client_factory()
     world_id = await _world(client, npcs=("marta",))
     for hour, text in ((8, "smelled coffee"), (15, "heard about the party")):
-        r = await client.post(f"/v1/worlds/{world_id}/npcs/marta/perceptions",
-                              json={"description": text, "world_time": f"2023-02-13T{hour:02d}:00:00+00:00"})
+        r = await client.post(
+            f"/v1/worlds/{world_id}/npcs/marta/perceptions",
+            json={"description": text, "world_time": f"2023-02-13T{hour:02d}:00:00+00:00"},
+        )
         assert r.status_code == 202, r.text
     r = await client.post(f"/v1/worlds/{world_id}/fork", json={"at": "2023-02-13T12:00:00+00:00"})
     assert r.status_code == 201, r.text
     fork = r.json()
     assert fork["forked_from"] == world_id and fork["npc_count"] == 1
     events = (await client.get(f"/v1/worlds/{fork['world_id']}/events")).json()["items"]
-    observed = [e["event"]["payload"]["description"] for e in events if e["event"]["type"] == "ObservationMade"]
+    observed = [
+        e["event"]["payload"]["description"] for e in events if e["event"]["type"] == "ObservationMade"
+    ]
     assert observed == ["smelled coffee"]
     assert all(e["event"]["forked_from"] for e in events if e["event"]["type"] != "WorldForked")
 

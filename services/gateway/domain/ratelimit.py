@@ -1,4 +1,4 @@
-"""Token bucket per API key: ``rate`` tokens per second refill a bucket of ``burst`` (pure; time is an argument)."""
+"""Token bucket per API key: ``rate`` tokens/s refill a bucket of ``burst`` (pure; time is an argument)."""
 
 from __future__ import annotations
 

@@ -31,8 +31,9 @@ def evolve(state: WorldState, event: EventPayload) -> WorldState:
     state = replace(state, version=state.version + 1)
     match event:
         case WorldCreated():
-            return replace(state, exists=True, name=event.name, template=event.template,
-                           start_time=event.start_time)
+            return replace(
+                state, exists=True, name=event.name, template=event.template, start_time=event.start_time
+            )
         case WorldForked():
             return replace(state, forked_from=event.source_world_id)
         case WorldDeleted():

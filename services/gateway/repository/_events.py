@@ -28,8 +28,11 @@ class EventReader:
         self.store = EventStore()
 
     async def settled_after(self, where: EventFilter, after_seq: int, limit: int) -> list[StoredEvent]:
-        """At most ``limit`` events matching ``where`` after ``after_seq``, stopping before the first unsettled."""
-        clauses, params = ["tenant_id = %s", "world_id = %s", "seq > %s"], [where.tenant_id, where.world_id, after_seq]
+        """At most ``limit`` events matching ``where`` after ``after_seq``, up to the first unsettled one."""
+        clauses, params = (
+            ["tenant_id = %s", "world_id = %s", "seq > %s"],
+            [where.tenant_id, where.world_id, after_seq],
+        )
         if where.npc_id is not None:
             clauses.append("npc_id = %s")
             params.append(where.npc_id)

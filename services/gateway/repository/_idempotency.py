@@ -54,13 +54,16 @@ class IdempotencyStore:
         )
         row = await cur.fetchone()
         assert row is not None
-        return IdempotencyRecord(row[0], row[1], bytes(row[2]), row[3], row[4],
-                                 bytes(row[5]) if row[5] is not None else None)
+        return IdempotencyRecord(
+            row[0], row[1], bytes(row[2]), row[3], row[4], bytes(row[5]) if row[5] is not None else None
+        )
 
-    async def complete(self, tenant_id: str, key: str, status_code: int, headers: dict[str, str],
-                       body: bytes) -> None:
+    async def complete(
+        self, tenant_id: str, key: str, status_code: int, headers: dict[str, str], body: bytes
+    ) -> None:
         await self.conn.execute(
-            "UPDATE gw_idempotency SET status_code = %s, headers = %s, body = %s WHERE tenant_id = %s AND key = %s",
+            "UPDATE gw_idempotency SET status_code = %s, headers = %s, body = %s"
+            " WHERE tenant_id = %s AND key = %s",
             (status_code, json.dumps(headers), body, tenant_id, key),
         )
 

@@ -84,8 +84,13 @@ class KeyRepository:
         return TenantRecord(row[0], row[1], row[2])
 
     async def create_key(
-        self, tenant_id: str, name: str, scopes: tuple[str, ...], *,
-        rate_per_second: float | None = None, burst: int | None = None,
+        self,
+        tenant_id: str,
+        name: str,
+        scopes: tuple[str, ...],
+        *,
+        rate_per_second: float | None = None,
+        burst: int | None = None,
     ) -> tuple[KeyRecord, str]:
         """A new key for the tenant; returns the record and the secret (the only time it exists in clear)."""
         secret = f"npcw_{secrets.token_urlsafe(32)}"
@@ -108,7 +113,8 @@ class KeyRepository:
 
     async def get_key(self, tenant_id: str, key_id: str) -> KeyRecord:
         cur = await self.conn.execute(
-            f"SELECT {_KEY_COLUMNS} FROM gw_api_keys WHERE tenant_id = %s AND key_id = %s", (tenant_id, key_id)
+            f"SELECT {_KEY_COLUMNS} FROM gw_api_keys WHERE tenant_id = %s AND key_id = %s",
+            (tenant_id, key_id),
         )
         row = await cur.fetchone()
         if row is None:
@@ -118,7 +124,8 @@ class KeyRepository:
     async def revoke_key(self, tenant_id: str, key_id: str) -> KeyRecord:
         """Revoke (idempotently); the key stops authenticating at once."""
         await self.conn.execute(
-            "UPDATE gw_api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE tenant_id = %s AND key_id = %s",
+            "UPDATE gw_api_keys SET revoked_at = coalesce(revoked_at, now())"
+            " WHERE tenant_id = %s AND key_id = %s",
             (tenant_id, key_id),
         )
         return await self.get_key(tenant_id, key_id)

@@ -34,9 +34,13 @@ class UsageRepository:
             "SELECT prompt_kind, model, provider, count(*), coalesce(sum(tokens_in), 0),"
             " coalesce(sum(tokens_out), 0), count(*) FILTER (WHERE outcome IN ('malformed', 'error'))"
             " FROM llm_calls WHERE tenant_id = %s AND world_id = %s"
-            " AND (%s::timestamptz IS NULL OR created_at >= %s) AND (%s::timestamptz IS NULL OR created_at < %s)"
+            " AND (%s::timestamptz IS NULL OR created_at >= %s)"
+            " AND (%s::timestamptz IS NULL OR created_at < %s)"
             " GROUP BY prompt_kind, model, provider"
             " ORDER BY sum(tokens_in + tokens_out) DESC, prompt_kind, model, provider",
             (tenant_id, world_id, since, since, until, until),
         )
-        return [UsageRow(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), int(r[6])) for r in await cur.fetchall()]
+        return [
+            UsageRow(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), int(r[6]))
+            for r in await cur.fetchall()
+        ]

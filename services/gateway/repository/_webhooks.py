@@ -16,8 +16,10 @@ from npcworld.ids import new_id
 __all__ = ["AttemptRecord", "DeliveryRecord", "WebhookRecord", "WebhookRepository"]
 
 _HOOK = "webhook_id, world_id, url, event_types, secret, description, active, created_at"
-_DELIVERY = ("delivery_id, webhook_id, event_id, seq, event_type, status, attempts, next_attempt_at,"
-             " last_status_code, last_error, created_at, delivered_at")
+_DELIVERY = (
+    "delivery_id, webhook_id, event_id, seq, event_type, status, attempts, next_attempt_at,"
+    " last_status_code, last_error, created_at, delivered_at"
+)
 
 
 @dataclass(frozen=True)
@@ -70,13 +72,20 @@ class WebhookRepository:
             "INSERT INTO gw_webhooks (webhook_id, tenant_id, world_id, url, event_types, secret, description,"
             " from_seq) VALUES (%s, %s, %s, %s, %s, %s, %s, (SELECT coalesce(max(seq), 0) FROM events))"
             f" RETURNING {_HOOK}",
-            (new_id(), *self.scope, url, list(event_types), f"whsec_{secrets.token_urlsafe(32)}", description),
+            (
+                new_id(),
+                *self.scope,
+                url,
+                list(event_types),
+                f"whsec_{secrets.token_urlsafe(32)}",
+                description,
+            ),
         )
         row = await cur.fetchone()
         assert row is not None
         return _hook(row)
 
-    async def list(self, after: str | None, limit: int) -> list[WebhookRecord]:
+    async def page(self, after: str | None, limit: int) -> list[WebhookRecord]:
         cur = await self.conn.execute(
             f"SELECT {_HOOK} FROM gw_webhooks WHERE tenant_id = %s AND world_id = %s AND deleted_at IS NULL"
             " AND webhook_id > %s ORDER BY webhook_id LIMIT %s",
@@ -102,7 +111,8 @@ class WebhookRepository:
         active = changes.get("active", current.active)
         description = changes.get("description", current.description)
         await self.conn.execute(
-            "UPDATE gw_webhooks SET url = %s, event_types = %s, active = %s, description = %s WHERE webhook_id = %s",
+            "UPDATE gw_webhooks SET url = %s, event_types = %s, active = %s, description = %s"
+            " WHERE webhook_id = %s",
             (url, list(types), active, description, webhook_id),
         )
         return await self.get(webhook_id)
@@ -110,15 +120,18 @@ class WebhookRepository:
     async def delete(self, webhook_id: str) -> None:
         """Soft delete: the delivery log stays; pending deliveries stop."""
         await self.get(webhook_id)
-        await self.conn.execute("UPDATE gw_webhooks SET deleted_at = now(), active = false WHERE webhook_id = %s",
-                                (webhook_id,))
+        await self.conn.execute(
+            "UPDATE gw_webhooks SET deleted_at = now(), active = false WHERE webhook_id = %s", (webhook_id,)
+        )
         await self.conn.execute(
             "UPDATE gw_deliveries SET status = 'failed', last_error = 'webhook deleted'"
             " WHERE webhook_id = %s AND status = 'pending'",
             (webhook_id,),
         )
 
-    async def deliveries(self, webhook_id: str, status: str | None, after: int, limit: int) -> list[DeliveryRecord]:
+    async def deliveries(
+        self, webhook_id: str, status: str | None, after: int, limit: int
+    ) -> list[DeliveryRecord]:
         await self.get(webhook_id)
         cur = await self.conn.execute(
             f"SELECT {_DELIVERY} FROM gw_deliveries WHERE webhook_id = %s AND delivery_id > %s"

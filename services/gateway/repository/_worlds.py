@@ -35,10 +35,14 @@ class GatewayRepository:
     async def load_world(self, tenant_id: str, world_id: str) -> WorldState:
         """Fold the world stream; another tenant's world reads as absent."""
         events = await self.store.read_stream(self.conn, world_stream(world_id))
-        payloads: list[EventPayload] = [e.envelope.payload for e in events if e.envelope.tenant_id == tenant_id]
+        payloads: list[EventPayload] = [
+            e.envelope.payload for e in events if e.envelope.tenant_id == tenant_id
+        ]
         return fold(payloads)
 
-    async def list_world_ids(self, tenant_id: str, after_seq: int = 0, limit: int = 1000) -> list[tuple[int, str]]:
+    async def list_world_ids(
+        self, tenant_id: str, after_seq: int = 0, limit: int = 1000
+    ) -> list[tuple[int, str]]:
         """Live worlds of the tenant as (creation seq, world_id), in creation order after ``after_seq``."""
         cur = await self.conn.execute(
             "SELECT c.seq, c.world_id FROM events c WHERE c.tenant_id = %s AND c.type = 'WorldCreated'"

@@ -32,7 +32,9 @@ class KeyIn(BaseModel):
     name: str = Field(min_length=1, max_length=200)
     scopes: list[Scope] = Field(min_length=1, max_length=3, description="read, write and/or admin")
     rate_per_second: float | None = Field(default=None, gt=0, le=100000, description="default: the gateway's")
-    burst: int | None = Field(default=None, ge=1, le=100000, description="bucket size (default: the rate, ≥ 1)")
+    burst: int | None = Field(
+        default=None, ge=1, le=100000, description="bucket size (default: the rate, ≥ 1)"
+    )
 
 
 class KeyOut(BaseModel):
@@ -66,9 +68,15 @@ class TenantCreated(TenantOut):
 
 
 def _key(record: KeyRecord) -> KeyOut:
-    return KeyOut(key_id=record.key_id, name=record.name, scopes=list(record.scopes),
-                  rate_per_second=record.rate_per_second, burst=record.burst, created_at=record.created_at,
-                  revoked_at=record.revoked_at)
+    return KeyOut(
+        key_id=record.key_id,
+        name=record.name,
+        scopes=list(record.scopes),
+        rate_per_second=record.rate_per_second,
+        burst=record.burst,
+        created_at=record.created_at,
+        revoked_at=record.revoked_at,
+    )
 
 
 def _check_operator(request: Request, creds: HTTPAuthorizationCredentials | None) -> None:
@@ -81,7 +89,9 @@ def _check_operator(request: Request, creds: HTTPAuthorizationCredentials | None
 
 @router.post("/v1/tenants", status_code=201, response_model=TenantCreated)
 async def create_tenant(
-    body: TenantIn, request: Request, creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_operator)]
+    body: TenantIn,
+    request: Request,
+    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_operator)],
 ) -> TenantCreated:
     """A new tenant with one admin key (operator only)."""
     _check_operator(request, creds)
@@ -89,8 +99,12 @@ async def create_tenant(
         keys = KeyRepository(conn)
         tenant = await keys.create_tenant(body.name)
         record, secret = await keys.create_key(tenant.tenant_id, "admin", ("read", "write", "admin"))
-    return TenantCreated(tenant_id=tenant.tenant_id, name=tenant.name, created_at=tenant.created_at,
-                         admin_key=KeyCreated(**_key(record).model_dump(), secret=secret))
+    return TenantCreated(
+        tenant_id=tenant.tenant_id,
+        name=tenant.name,
+        created_at=tenant.created_at,
+        admin_key=KeyCreated(**_key(record).model_dump(), secret=secret),
+    )
 
 
 @router.get("/v1/tenant", response_model=TenantOut)
@@ -105,18 +119,26 @@ async def get_own_tenant(key: Reader, request: Request) -> TenantOut:
 async def create_key(body: KeyIn, key: Admin, request: Request) -> KeyCreated:
     async with request.app.state.pool.connection() as conn:
         record, secret = await KeyRepository(conn).create_key(
-            key.tenant_id, body.name, tuple(dict.fromkeys(body.scopes)), rate_per_second=body.rate_per_second,
-            burst=body.burst)
+            key.tenant_id,
+            body.name,
+            tuple(dict.fromkeys(body.scopes)),
+            rate_per_second=body.rate_per_second,
+            burst=body.burst,
+        )
     return KeyCreated(**_key(record).model_dump(), secret=secret)
 
 
 @router.get("/v1/keys", response_model=Page[KeyOut])
-async def list_keys(key: Admin, request: Request, cursor: CursorParam = None, limit: LimitParam = 100) -> Page[KeyOut]:
+async def list_keys(
+    key: Admin, request: Request, cursor: CursorParam = None, limit: LimitParam = 100
+) -> Page[KeyOut]:
     after = decode_cursor("keys", cursor, "")
     async with request.app.state.pool.connection() as conn:
         records = await KeyRepository(conn).list_keys(key.tenant_id, after, limit)
-    return Page[KeyOut](items=[_key(r) for r in records],
-                        next_cursor=next_cursor("keys", records, limit, records[-1].key_id if records else ""))
+    return Page[KeyOut](
+        items=[_key(r) for r in records],
+        next_cursor=next_cursor("keys", records, limit, records[-1].key_id if records else ""),
+    )
 
 
 @router.get("/v1/keys/{key_id}", response_model=KeyOut)

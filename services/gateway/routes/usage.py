@@ -36,14 +36,31 @@ class UsageOut(BaseModel):
 
 @router.get("/v1/worlds/{world_id}/llm-usage", response_model=UsageOut)
 async def llm_usage(
-    world_id: str, key: Reader, request: Request,
+    world_id: str,
+    key: Reader,
+    request: Request,
     since: Annotated[datetime | None, Query(description="calls recorded at or after (wall clock)")] = None,
     until: Annotated[datetime | None, Query(description="calls recorded before (wall clock)")] = None,
 ) -> UsageOut:
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
         rows = await UsageRepository(conn).by_kind_and_model(key.tenant_id, world_id, since, until)
-    lines = [UsageLine(prompt_kind=r.prompt_kind, model=r.model, provider=r.provider, calls=r.calls,
-                       failed_calls=r.failed_calls, tokens_in=r.tokens_in, tokens_out=r.tokens_out) for r in rows]
-    return UsageOut(world_id=world_id, calls=sum(r.calls for r in rows), tokens_in=sum(r.tokens_in for r in rows),
-                    tokens_out=sum(r.tokens_out for r in rows), by_kind=lines)
+    lines = [
+        UsageLine(
+            prompt_kind=r.prompt_kind,
+            model=r.model,
+            provider=r.provider,
+            calls=r.calls,
+            failed_calls=r.failed_calls,
+            tokens_in=r.tokens_in,
+            tokens_out=r.tokens_out,
+        )
+        for r in rows
+    ]
+    return UsageOut(
+        world_id=world_id,
+        calls=sum(r.calls for r in rows),
+        tokens_in=sum(r.tokens_in for r in rows),
+        tokens_out=sum(r.tokens_out for r in rows),
+        by_kind=lines,
+    )

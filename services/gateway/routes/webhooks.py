@@ -96,8 +96,15 @@ class DeliveryDetail(DeliveryOut):
 
 
 def _hook(r: WebhookRecord) -> WebhookOut:
-    return WebhookOut(webhook_id=r.webhook_id, world_id=r.world_id, url=r.url, event_types=list(r.event_types),
-                      description=r.description, active=r.active, created_at=r.created_at)
+    return WebhookOut(
+        webhook_id=r.webhook_id,
+        world_id=r.world_id,
+        url=r.url,
+        event_types=list(r.event_types),
+        description=r.description,
+        active=r.active,
+        created_at=r.created_at,
+    )
 
 
 def _delivery(r: DeliveryRecord) -> DeliveryOut:
@@ -106,8 +113,13 @@ def _delivery(r: DeliveryRecord) -> DeliveryOut:
 
 
 def _attempt(a: AttemptRecord) -> AttemptOut:
-    return AttemptOut(attempt=a.attempt, status_code=a.status_code, error=a.error, duration_ms=a.duration_ms,
-                      attempted_at=a.attempted_at)
+    return AttemptOut(
+        attempt=a.attempt,
+        status_code=a.status_code,
+        error=a.error,
+        duration_ms=a.duration_ms,
+        attempted_at=a.attempted_at,
+    )
 
 
 @router.post(PATH, status_code=201, response_model=WebhookCreated)
@@ -116,19 +128,23 @@ async def create_webhook(world_id: str, body: WebhookIn, key: Writer, request: R
     async with request.app.state.pool.connection() as conn, conn.transaction():
         await live_world(conn, key.tenant_id, world_id)
         hook = await WebhookRepository(conn, key.tenant_id, world_id).create(
-            str(body.url), tuple(dict.fromkeys(body.event_types)), body.description)
+            str(body.url), tuple(dict.fromkeys(body.event_types)), body.description
+        )
     return WebhookCreated(**_hook(hook).model_dump(), secret=hook.secret)
 
 
 @router.get(PATH, response_model=Page[WebhookOut])
-async def list_webhooks(world_id: str, key: Reader, request: Request, cursor: CursorParam = None,
-                        limit: LimitParam = 100) -> Page[WebhookOut]:
+async def list_webhooks(
+    world_id: str, key: Reader, request: Request, cursor: CursorParam = None, limit: LimitParam = 100
+) -> Page[WebhookOut]:
     after = decode_cursor("webhooks", cursor, "")
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
-        hooks = await WebhookRepository(conn, key.tenant_id, world_id).list(after, limit)
-    return Page[WebhookOut](items=[_hook(h) for h in hooks],
-                            next_cursor=next_cursor("webhooks", hooks, limit, hooks[-1].webhook_id if hooks else ""))
+        hooks = await WebhookRepository(conn, key.tenant_id, world_id).page(after, limit)
+    return Page[WebhookOut](
+        items=[_hook(h) for h in hooks],
+        next_cursor=next_cursor("webhooks", hooks, limit, hooks[-1].webhook_id if hooks else ""),
+    )
 
 
 @router.get(PATH + "/{webhook_id}", response_model=WebhookOut)
@@ -138,8 +154,9 @@ async def get_webhook(world_id: str, webhook_id: str, key: Reader, request: Requ
 
 
 @router.patch(PATH + "/{webhook_id}", response_model=WebhookOut)
-async def update_webhook(world_id: str, webhook_id: str, body: WebhookPatch, key: Writer,
-                         request: Request) -> WebhookOut:
+async def update_webhook(
+    world_id: str, webhook_id: str, body: WebhookPatch, key: Writer, request: Request
+) -> WebhookOut:
     changes = body.model_dump(exclude_none=True, mode="json")
     async with request.app.state.pool.connection() as conn, conn.transaction():
         return _hook(await WebhookRepository(conn, key.tenant_id, world_id).update(webhook_id, changes))
@@ -154,28 +171,43 @@ async def delete_webhook(world_id: str, webhook_id: str, key: Writer, request: R
 
 @router.get(PATH + "/{webhook_id}/deliveries", response_model=Page[DeliveryOut])
 async def list_deliveries(
-    world_id: str, webhook_id: str, key: Reader, request: Request, cursor: CursorParam = None,
-    limit: LimitParam = 100, status: Annotated[Status | None, Query()] = None,
+    world_id: str,
+    webhook_id: str,
+    key: Reader,
+    request: Request,
+    cursor: CursorParam = None,
+    limit: LimitParam = 100,
+    status: Annotated[Status | None, Query()] = None,
 ) -> Page[DeliveryOut]:
     """The delivery log, oldest first."""
     after = decode_cursor("deliveries", cursor, 0)
     async with request.app.state.pool.connection() as conn:
-        rows = await WebhookRepository(conn, key.tenant_id, world_id).deliveries(webhook_id, status, after, limit)
-    return Page[DeliveryOut](items=[_delivery(d) for d in rows], next_cursor=next_cursor(
-        "deliveries", rows, limit, rows[-1].delivery_id if rows else 0))
+        rows = await WebhookRepository(conn, key.tenant_id, world_id).deliveries(
+            webhook_id, status, after, limit
+        )
+    return Page[DeliveryOut](
+        items=[_delivery(d) for d in rows],
+        next_cursor=next_cursor("deliveries", rows, limit, rows[-1].delivery_id if rows else 0),
+    )
 
 
 @router.get(PATH + "/{webhook_id}/deliveries/{delivery_id}", response_model=DeliveryDetail)
-async def get_delivery(world_id: str, webhook_id: str, delivery_id: DeliveryId, key: Reader,
-                       request: Request) -> DeliveryDetail:
+async def get_delivery(
+    world_id: str, webhook_id: str, delivery_id: DeliveryId, key: Reader, request: Request
+) -> DeliveryDetail:
     async with request.app.state.pool.connection() as conn:
-        row, attempts = await WebhookRepository(conn, key.tenant_id, world_id).delivery(webhook_id, delivery_id)
+        row, attempts = await WebhookRepository(conn, key.tenant_id, world_id).delivery(
+            webhook_id, delivery_id
+        )
     return DeliveryDetail(**_delivery(row).model_dump(), attempt_log=[_attempt(a) for a in attempts])
 
 
-@router.post(PATH + "/{webhook_id}/deliveries/{delivery_id}/redeliver", status_code=202, response_model=DeliveryOut)
-async def redeliver(world_id: str, webhook_id: str, delivery_id: DeliveryId, key: Writer,
-                    request: Request) -> DeliveryOut:
+@router.post(
+    PATH + "/{webhook_id}/deliveries/{delivery_id}/redeliver", status_code=202, response_model=DeliveryOut
+)
+async def redeliver(
+    world_id: str, webhook_id: str, delivery_id: DeliveryId, key: Writer, request: Request
+) -> DeliveryOut:
     """Queue the delivery again now (the same event_id, so receivers can dedupe)."""
     async with request.app.state.pool.connection() as conn, conn.transaction():
         row = await WebhookRepository(conn, key.tenant_id, world_id).redeliver(webhook_id, delivery_id)

@@ -25,8 +25,14 @@ router = APIRouter()
 
 
 def _out(world_id: str, state: WorldState) -> WorldOut:
-    return WorldOut(world_id=world_id, name=state.name, template=state.template, start_time=state.start_time,
-                    forked_from=state.forked_from, npc_count=len(state.npcs))
+    return WorldOut(
+        world_id=world_id,
+        name=state.name,
+        template=state.template,
+        start_time=state.start_time,
+        forked_from=state.forked_from,
+        npc_count=len(state.npcs),
+    )
 
 
 @router.post("/v1/worlds", status_code=201, response_model=WorldOut, tags=["worlds"])
@@ -37,22 +43,24 @@ async def create_world(body: WorldIn, key: Writer, request: Request) -> WorldOut
         if body.template is not None and body.template not in list_templates():
             raise ValidationError(f"unknown template {body.template!r}", field="template")
         created = WorldCreated(name=body.name, start_time=body.start_time, template=body.template)
-        event = uow.new_event(created,
-                              tenant_id=key.tenant_id, world_id=world_id, world_time=body.start_time)
+        event = uow.new_event(created, tenant_id=key.tenant_id, world_id=world_id, world_time=body.start_time)
         await uow.append(world_stream(world_id), [event], expected_version=0)
         state = await GatewayRepository(conn).load_world(key.tenant_id, world_id)
     return _out(world_id, state)
 
 
 @router.get("/v1/worlds", response_model=Page[WorldOut], tags=["worlds"])
-async def list_worlds(key: Reader, request: Request, cursor: CursorParam = None,
-                      limit: LimitParam = 100) -> Page[WorldOut]:
+async def list_worlds(
+    key: Reader, request: Request, cursor: CursorParam = None, limit: LimitParam = 100
+) -> Page[WorldOut]:
     after = decode_cursor("worlds", cursor, 0)
     async with request.app.state.pool.connection() as conn:
         repo = GatewayRepository(conn)
         ids = await repo.list_world_ids(key.tenant_id, after, limit)
         items = [_out(w, await repo.load_world(key.tenant_id, w)) for _, w in ids]
-    return Page[WorldOut](items=items, next_cursor=next_cursor("worlds", ids, limit, ids[-1][0] if ids else 0))
+    return Page[WorldOut](
+        items=items, next_cursor=next_cursor("worlds", ids, limit, ids[-1][0] if ids else 0)
+    )
 
 
 @router.get("/v1/worlds/{world_id}", response_model=WorldOut, tags=["worlds"])
@@ -66,8 +74,10 @@ async def delete_world(world_id: str, key: Writer, request: Request) -> Response
     async with request.app.state.pool.connection() as conn, conn.transaction():
         state = await GatewayRepository(conn).load_world(key.tenant_id, world_id)
         uow = UnitOfWork(conn, EventStore())
-        events = [uow.new_event(p, tenant_id=key.tenant_id, world_id=world_id, world_time=state.start_time)
-                  for p in decide_delete(state, world_id)]
+        events = [
+            uow.new_event(p, tenant_id=key.tenant_id, world_id=world_id, world_time=state.start_time)
+            for p in decide_delete(state, world_id)
+        ]
         await uow.append(world_stream(world_id), events, expected_version=state.version)
     return Response(status_code=204)
 
@@ -78,34 +88,43 @@ async def create_npc(world_id: str, body: NpcIn, key: Writer, request: Request) 
     async with request.app.state.pool.connection() as conn, conn.transaction():
         state = await GatewayRepository(conn).load_world(key.tenant_id, world_id)
         uow = UnitOfWork(conn, EventStore())
-        events = [uow.new_event(p, tenant_id=key.tenant_id, world_id=world_id, world_time=state.start_time,
-                                npc_id=body.npc_id) for p in decide_add_npc(state, world_id, npc)]
+        events = [
+            uow.new_event(
+                p, tenant_id=key.tenant_id, world_id=world_id, world_time=state.start_time, npc_id=body.npc_id
+            )
+            for p in decide_add_npc(state, world_id, npc)
+        ]
         await uow.append(world_stream(world_id), events, expected_version=state.version)
     return NpcOut(**body.model_dump(exclude={"seed"}))
 
 
 @router.get("/v1/worlds/{world_id}/npcs", response_model=Page[NpcOut], tags=["npcs"])
-async def list_npcs(world_id: str, key: Reader, request: Request, cursor: CursorParam = None,
-                    limit: LimitParam = 100) -> Page[NpcOut]:
+async def list_npcs(
+    world_id: str, key: Reader, request: Request, cursor: CursorParam = None, limit: LimitParam = 100
+) -> Page[NpcOut]:
     after = decode_cursor("npcs", cursor, "")
     async with request.app.state.pool.connection() as conn:
         state = await live_world(conn, key.tenant_id, world_id)
     npcs = sorted((n for n in state.npcs.values() if n.npc_id > after), key=lambda n: n.npc_id)[:limit]
     items = [NpcOut(**n.model_dump(exclude={"seed"}) | {"traits": list(n.traits)}) for n in npcs]
-    return Page[NpcOut](items=items, next_cursor=next_cursor("npcs", items, limit, npcs[-1].npc_id if npcs else ""))
+    return Page[NpcOut](
+        items=items, next_cursor=next_cursor("npcs", items, limit, npcs[-1].npc_id if npcs else "")
+    )
 
 
 @router.post("/v1/worlds/{world_id}/npcs/{npc_id}/perceptions", status_code=202, tags=["npcs"])
-async def post_perception(world_id: str, npc_id: str, body: PerceptionIn, key: Writer,
-                          request: Request) -> dict[str, str]:
+async def post_perception(
+    world_id: str, npc_id: str, body: PerceptionIn, key: Writer, request: Request
+) -> dict[str, str]:
     async with request.app.state.pool.connection() as conn, conn.transaction():
         state = await live_world(conn, key.tenant_id, world_id)
         if npc_id not in state.npcs:
             raise NotFoundError(f"NPC {npc_id!r} not found in world {world_id!r}")
         uow = UnitOfWork(conn, EventStore())
         observation = ObservationMade(**body.model_dump(exclude={"world_time"}), source="studio")
-        event = uow.new_event(observation, tenant_id=key.tenant_id, world_id=world_id, npc_id=npc_id,
-                              world_time=body.world_time)
+        event = uow.new_event(
+            observation, tenant_id=key.tenant_id, world_id=world_id, npc_id=npc_id, world_time=body.world_time
+        )
         await _append_at_end(uow, f"perception-{world_id}-{npc_id}", event)
     return {"event_id": str(event.event_id)}
 
@@ -124,7 +143,11 @@ async def _append_at_end(uow: UnitOfWork, stream_id: str, event: Envelope, tries
 
 @router.get("/v1/worlds/{world_id}/events", response_model=Page[EventOut], tags=["events"])
 async def list_events(
-    world_id: str, key: Reader, request: Request, cursor: CursorParam = None, limit: LimitParam = 100,
+    world_id: str,
+    key: Reader,
+    request: Request,
+    cursor: CursorParam = None,
+    limit: LimitParam = 100,
     type: Annotated[list[str] | None, Query(description="Only these event types")] = None,
     npc_id: Annotated[str | None, Query(max_length=100)] = None,
     until: Annotated[datetime | None, Query(description="Only events at or before this world time")] = None,
@@ -133,11 +156,20 @@ async def list_events(
     after = decode_cursor("events", cursor, 0)
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
-        where = EventFilter(tenant_id=key.tenant_id, world_id=world_id, npc_id=npc_id, types=tuple(type or ()),
-                            until_world_time=until)
+        where = EventFilter(
+            tenant_id=key.tenant_id,
+            world_id=world_id,
+            npc_id=npc_id,
+            types=tuple(type or ()),
+            until_world_time=until,
+        )
         stored = await EventReader(conn).settled_after(where, after, limit)
-    items = [EventOut(seq=s.seq, stream_id=s.stream_id, event=s.envelope.model_dump(mode="json")) for s in stored]
-    return Page[EventOut](items=items, next_cursor=next_cursor("events", items, limit, items[-1].seq if items else 0))
+    items = [
+        EventOut(seq=s.seq, stream_id=s.stream_id, event=s.envelope.model_dump(mode="json")) for s in stored
+    ]
+    return Page[EventOut](
+        items=items, next_cursor=next_cursor("events", items, limit, items[-1].seq if items else 0)
+    )
 
 
 @router.post("/v1/worlds/{world_id}/fork", status_code=201, response_model=WorldOut, tags=["worlds"])
@@ -145,6 +177,8 @@ async def fork(world_id: str, body: ForkIn, key: Writer, request: Request) -> Wo
     target = body.new_world_id or new_id()
     async with request.app.state.pool.connection() as conn, conn.transaction():
         await live_world(conn, key.tenant_id, world_id)
-        await fork_world(conn, tenant_id=key.tenant_id, source_world_id=world_id, at=body.at, new_world_id=target)
+        await fork_world(
+            conn, tenant_id=key.tenant_id, source_world_id=world_id, at=body.at, new_world_id=target
+        )
         state = await GatewayRepository(conn).load_world(key.tenant_id, target)
     return _out(target, state)

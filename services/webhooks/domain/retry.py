@@ -10,7 +10,7 @@ __all__ = ["Outcome", "RetryPolicy", "after_attempt"]
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Attempt n (1-based) that fails waits ``min(cap, base * 2**(n-1))``; after ``max_attempts`` it is failed."""
+    """Failed attempt n (1-based) waits ``min(cap, base * 2**(n-1))``; after ``max_attempts``: failed."""
 
     max_attempts: int = 8
     base_seconds: float = 2.0

@@ -1,4 +1,4 @@
-"""HMAC-SHA256 over ``"<timestamp>.<body>"`` with the subscription's secret (docs/webhooks.md shows a receiver)."""
+"""HMAC-SHA256 over ``"<timestamp>.<body>"`` with the subscription's secret (see docs/webhooks.md)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def signature_header(secret: str, timestamp: int, body: bytes) -> str:
 
 
 def verify(secret: str, header: str, body: bytes, now: int, tolerance: int = 300) -> bool:
-    """True when ``header`` signs ``body`` with ``secret`` and its timestamp is within ``tolerance`` of ``now``."""
+    """True when ``header`` signs ``body`` with ``secret``, stamped within ``tolerance`` s of ``now``."""
     parts = dict(p.split("=", 1) for p in header.split(",") if "=" in p)
     try:
         timestamp = int(parts["t"])
