@@ -11,7 +11,7 @@ from fastapi import APIRouter
 
 __all__ = ["ROUTER_MODULES", "routers"]
 
-ROUTER_MODULES: tuple[str, ...] = ("worlds", "keys", "webhooks", "stream", "usage", "memories")
+ROUTER_MODULES: tuple[str, ...] = ("worlds", "keys", "webhooks", "stream", "usage", "memories", "plans")
 
 
 def routers() -> list[APIRouter]:
