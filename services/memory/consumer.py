@@ -24,6 +24,7 @@ from services.memory.api import create_app
 from services.memory.deps import MemoryDeps
 from services.memory.handlers import HANDLERS
 from services.memory.importance import LLMImportanceRater
+from services.memory.indexing import maintain_indexes
 from services.memory.projection import build_projection
 from services.memory.settings import Settings
 
@@ -67,6 +68,7 @@ async def serve_memory(
             consumer, settings, HANDLERS, deps=deps, stop=stop, projection=build_projection(deps, consumer)
         ))
         api_task = asyncio.create_task(api.serve())
+        upkeep = asyncio.create_task(maintain_indexes(url, deps, stop))
         while not api.started and not api_task.done() and not consumer_task.done():
             await asyncio.sleep(0.02)  # uvicorn exposes no start event
         if api.started and started is not None:
@@ -75,7 +77,7 @@ async def serve_memory(
                            return_when=asyncio.FIRST_COMPLETED)
         stop.set()
         api.should_exit = True
-        await asyncio.gather(consumer_task, api_task)
+        await asyncio.gather(consumer_task, api_task, upkeep)
     finally:
         await pool.close()
 

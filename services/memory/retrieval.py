@@ -1,14 +1,14 @@
 """Retrieval as a service call: validate, embed the query, rank the stream, record the access as an event.
 
-Small streams are ranked exactly in SQL; large ones gather candidates (top-C by relevance from the HNSW
-index, by importance and by recency) and stop when no memory outside the lists can beat the k-th best
-(Fagin's threshold algorithm), doubling C otherwise.
+Small streams are ranked exactly in SQL. Large ones take the top-C by relevance from the HNSW index (a
+stream's own index once it is large), then only those memories whose importance + recency could still beat
+the k-th best (Fagin's threshold algorithm: one index range per importance level), and score the union.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
@@ -26,12 +26,12 @@ from services.memory.domain import (
     RetrievalWeights,
     ScoredMemory,
     StreamStats,
-    best_by_prior,
     memory_stream_id,
+    prior_thresholds,
     relevance_bound,
     score_candidates,
 )
-from services.memory.repository import Conn
+from services.memory.repository import Conn, ScoreFloor
 
 __all__ = ["MAX_K", "MAX_QUERY_LENGTH", "RetrievedMemory", "rank", "retrieve"]
 
@@ -136,31 +136,23 @@ async def _threshold_top_k(
     weights: RetrievalWeights,
     k: int,
 ) -> list[ScoredMemory]:
-    repo, ef_search = deps.repository, deps.settings.hnsw_ef_search
+    repo, cfg = deps.repository, deps.settings
     imp_lo, imp_hi, acc_lo, acc_hi = await repo.accessed_and_importance_range(conn, stream)
-    # The least relevant memory is the one most similar to the negated query: both relevance extremes
-    # come from index lookups, and joining it to the candidates makes min-max use exact cosines. The
-    # negated query lies far from every memory, where an iterative search wanders for long: one
-    # plain graph search approximates it well enough.
+    # The least relevant memory is the one most similar to the negated query. That point lies far from
+    # every memory, where an iterative search wanders for long: one plain graph search is close enough.
     far = await repo.nearest(conn, stream, -query, 1, _FARTHEST_EF_SEARCH, iterative=False)
-    farthest = {mid for mid, _ in far}
-    size = max(deps.settings.candidate_pool, 2 * k)
-    # The prior list (importance + recency) costs index-only probes, far less than the HNSW list.
-    prior_size = max(deps.settings.prior_pool, size)
-    while True:
-        relevant = await repo.nearest(conn, stream, query, size, ef_search)
-        levels = await repo.recent_by_importance(conn, stream, prior_size)
-        stats = StreamStats(float(imp_lo), float(imp_hi), acc_lo, acc_hi, 0.0, 0.0)
-        by_prior, prior_bound = best_by_prior(levels, prior_size, stats, now, weights)
-        ids = {mid for mid, _ in relevant} | set(by_prior) | farthest
-        candidates = await repo.candidates(conn, stream, sorted(ids), query)
-        relevances = [c.relevance for c in candidates]
-        stats = replace(stats, relevance_min=min(relevances), relevance_max=max(relevances))
-        top = score_candidates(candidates, stats, now, weights, k)
-        if len(relevant) < size or size >= deps.settings.candidate_pool_max:
-            return top
-        # Fagin's threshold: a memory in neither list is at most this good.
-        bound = relevance_bound(relevant[-1][1], stats, weights) + prior_bound
-        if len(top) == k and top[-1].score > bound:
-            return top
-        size, prior_size = size * 2, prior_size * 2
+    size = max(cfg.candidate_pool, 2 * k)
+    relevant = await repo.nearest(conn, stream, query, size, cfg.hnsw_ef_search)
+    relevances = [c.relevance for c in relevant] + [-c.relevance for c in far]
+    stats = StreamStats(float(imp_lo), float(imp_hi), acc_lo, acc_hi, min(relevances), max(relevances))
+    top = score_candidates(relevant, stats, now, weights, k)
+    if len(relevant) < size:  # the index ran out of rows: the list is the whole stream
+        return top
+    # Fagin's threshold: a memory outside the relevance list is at most as relevant as its last entry, so
+    # it can only beat the k-th best with a prior of at least this; those are a few index ranges.
+    floor = top[-1].score if len(top) == k else -math.inf
+    needed = floor - relevance_bound(relevant[-1].relevance, stats, weights)
+    since = prior_thresholds(stats, now, weights, needed)
+    bounds = ScoreFloor(floor, now, stats, weights, tuple(c.memory_id for c in relevant), cfg.prior_pool)
+    more = await repo.prior_candidates(conn, stream, query, since, bounds)
+    return score_candidates([*relevant, *more], stats, now, weights, k)

@@ -29,12 +29,16 @@ class MemorySettings(BaseSettings):
     embedding_dimensions: int = Field(default=0, ge=0, le=16000, validation_alias="EMBEDDING_DIMENSIONS")
     # Streams up to this size are scored exactly in one SQL scan; larger ones use the HNSW index.
     exact_scan_max: int = Field(default=5000, ge=0, validation_alias="MEMORY_EXACT_SCAN_MAX")
-    # Index path: candidates per list; doubled (up to the max) while a better memory may be missed.
-    # Lists past ~100 make the filtered HNSW scan far slower (bench/memory_retrieval.py), so one pass.
-    candidate_pool: int = Field(default=100, ge=1, le=5000, validation_alias="MEMORY_CANDIDATE_POOL")
-    candidate_pool_max: int = Field(default=100, ge=1, le=20000, validation_alias="MEMORY_CANDIDATE_POOL_MAX")
-    prior_pool: int = Field(default=200, ge=1, le=20000, validation_alias="MEMORY_PRIOR_POOL")
+    # Index path: the top-C by relevance from HNSW, then the memories whose importance + recency could still
+    # beat the k-th best, at most MEMORY_PRIOR_POOL per importance level (bench/memory_retrieval.py).
+    candidate_pool: int = Field(default=100, ge=1, le=1000, validation_alias="MEMORY_CANDIDATE_POOL")
+    prior_pool: int = Field(default=5000, ge=1, le=100000, validation_alias="MEMORY_PRIOR_POOL")
     hnsw_ef_search: int = Field(default=100, ge=1, le=1000, validation_alias="MEMORY_HNSW_EF_SEARCH")
+    # Streams with at least this many memories get an HNSW index of their own (built in the background).
+    own_index_min: int = Field(default=10000, ge=1, validation_alias="MEMORY_OWN_INDEX_MIN")
+    index_interval_seconds: float = Field(
+        default=60.0, gt=0, validation_alias="MEMORY_INDEX_INTERVAL_SECONDS"
+    )
     memory_api_host: str = Field(default="0.0.0.0", min_length=1, validation_alias="MEMORY_API_HOST")
     memory_api_port: int = Field(default=8101, ge=0, le=65535, validation_alias="MEMORY_API_PORT")
     duplicate_window_hours: float = Field(

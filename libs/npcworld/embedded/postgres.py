@@ -10,9 +10,20 @@ from pathlib import Path
 
 from npcworld.errors import InfraError
 
-__all__ = ["postgres_pid", "start_postgres", "stop_postgres"]
+__all__ = ["SERVER_SETTINGS", "postgres_pid", "start_postgres", "stop_postgres"]
 
 logger = logging.getLogger(__name__)
+
+# Modest server settings for the embedded mode (the machine is shared): PostgreSQL's 128 MB of shared buffers
+# thrash once a large memory stream's HNSW index and rows no longer fit (bench/memory_retrieval.py).
+# shared_buffers takes effect when the server next starts; the others at once.
+SERVER_SETTINGS = {
+    "shared_buffers": "1GB",
+    "effective_cache_size": "4GB",
+    "work_mem": "16MB",
+    "maintenance_work_mem": "512MB",
+    "random_page_cost": "1.1",
+}
 
 
 def start_postgres(pgdata: Path) -> str:
@@ -36,6 +47,9 @@ def start_postgres(pgdata: Path) -> str:
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        for name, value in SERVER_SETTINGS.items():
+            conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+        conn.execute("SELECT pg_reload_conf()")
     return url
 
 

@@ -24,7 +24,7 @@ class NpcStream:
     """An NPC's memory stream as the memory service knows it.
 
     ``embedding_model``/``embedding_dims`` name the space every vector of the stream lives in
-    (None until the first memory fixes it).
+    (None until the first memory fixes it). ``own_index``: a large stream's HNSW index of its own is built.
     """
 
     key: int
@@ -34,6 +34,7 @@ class NpcStream:
     embedding_model: str | None
     embedding_dims: int | None
     memory_count: int
+    own_index: bool = False
 
 
 @dataclass(frozen=True)

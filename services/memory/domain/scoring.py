@@ -8,9 +8,9 @@ as the paper's code does); weights default to 1.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 __all__ = [
     "RECENCY_DECAY_PER_HOUR",
@@ -18,8 +18,8 @@ __all__ = [
     "RetrievalWeights",
     "ScoredMemory",
     "StreamStats",
-    "best_by_prior",
     "prior",
+    "prior_thresholds",
     "recency",
     "relevance_bound",
     "score_candidates",
@@ -115,32 +115,33 @@ def prior(
     return weights.importance * imp + weights.recency * rec
 
 
-def best_by_prior(
-    levels: Mapping[int, Sequence[tuple[str, datetime]]],
-    size: int,
-    stats: StreamStats,
-    now: datetime,
-    weights: RetrievalWeights,
-) -> tuple[list[str], float]:
-    """The ``size`` memories with the highest prior, and the highest prior any other memory can have.
+def prior_thresholds(
+    stats: StreamStats, now: datetime, weights: RetrievalWeights, needed: float
+) -> dict[int, datetime | None]:
+    """For each importance level, the oldest last access whose prior can still reach ``needed``.
 
-    Args:
-        levels: for each importance 1-10, up to ``size`` (memory id, last access) of that importance,
-            most recent first; a full list may hide older memories of its level, a shorter one does not.
+    A memory of level L can have ``prior >= needed`` only if it was last accessed at or after the returned
+    time (None: every memory of the level can; a level left out: none can). Recency is monotone in the
+    access time (0.995 per world hour), so each level is one index range. A second of slack absorbs rounding.
     """
-    ranked = sorted(
-        (
-            (prior(level, accessed, stats, now, weights), memory_id)
-            for level, rows in levels.items()
-            for memory_id, accessed in rows
-        ),
-        key=lambda item: (-item[0], item[1]),
-    )
-    bound = ranked[size][0] if len(ranked) > size else -math.inf
-    for level, rows in levels.items():
-        if len(rows) >= size:
-            bound = max(bound, prior(level, rows[-1][1], stats, now, weights))
-    return [memory_id for _, memory_id in ranked[:size]], bound
+    rec_lo, rec_hi = recency(now, stats.accessed_min), recency(now, stats.accessed_max)
+    out: dict[int, datetime | None] = {}
+    for level in range(int(stats.importance_min), int(stats.importance_max) + 1):
+        imp = _normalise(float(level), stats.importance_min, stats.importance_max)
+        rest = needed - weights.importance * imp
+        if weights.recency <= 0 or not rec_hi > rec_lo:
+            constant = weights.recency * (0.5 if not rec_hi > rec_lo else 0.0)
+            if constant >= rest - 1e-9:
+                out[level] = None
+            continue
+        share = rest / weights.recency
+        if share <= 1e-9:
+            out[level] = None
+        elif share <= 1 + 1e-9:
+            floor = rec_lo + min(share, 1.0) * (rec_hi - rec_lo)
+            hours = math.log(floor) / math.log(RECENCY_DECAY_PER_HOUR) if floor < 1 else 0.0
+            out[level] = now - timedelta(hours=hours, seconds=1)
+    return out
 
 
 def relevance_bound(relevance: float, stats: StreamStats, weights: RetrievalWeights) -> float:

@@ -1,6 +1,6 @@
 """All SQL of the memory service, behind one repository class (Postgres + pgvector)."""
 
-from services.memory.repository._rows import Conn
+from services.memory.repository._rows import Conn, ScoreFloor
 from services.memory.repository._streams import MemoryRepository
 
-__all__ = ["Conn", "MemoryRepository"]
+__all__ = ["Conn", "MemoryRepository", "ScoreFloor"]

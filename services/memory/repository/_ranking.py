@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Mapping
+from datetime import UTC, datetime
 
 import numpy as np
 import numpy.typing as npt
@@ -16,7 +16,14 @@ from services.memory.domain import (
     RetrievalWeights,
     ScoredMemory,
 )
-from services.memory.repository._rows import _EXACT, _JOINED, _STREAM, Conn, _params, _vector
+from services.memory.repository._rows import (
+    _EXACT,
+    _PRIOR,
+    Conn,
+    ScoreFloor,
+    _params,
+    _vector,
+)
 
 __all__ = ["RankingQueries"]
 
@@ -70,13 +77,14 @@ class RankingQueries:
         ef_search: int,
         *,
         iterative: bool = True,
-    ) -> list[tuple[str, float]]:
-        """The ``limit`` memories most similar to ``query`` via the HNSW index, as (id, cosine), best first.
+    ) -> list[Candidate]:
+        """The ``limit`` memories most similar to ``query`` via HNSW, best first, with exact cosines.
 
-        Iterative scan keeps reading the graph until enough rows pass the per-NPC filter, so this
-        works with many NPCs in one index. Without it, one graph search of ``ef_search`` candidates
-        runs and only those of this NPC come back (possibly fewer than ``limit``).
+        A large stream has an index of its own, searched plainly. Otherwise the shared index is searched with
+        pgvector's iterative scan, which keeps reading the graph until enough rows pass the per-NPC filter.
+        Without it one graph search of ``ef_search`` runs and only its rows of this NPC come back.
         """
+        iterative = iterative and not stream.own_index
         # The settings are transaction-local: an autocommit connection gets a transaction of its own.
         async with conn.transaction() if conn.autocommit else contextlib.nullcontext():
             # The planner's HNSW cost estimate is pessimistic: for a few hundred rows it would rather
@@ -93,49 +101,51 @@ class RankingQueries:
 
     async def _nearest(
         self, conn: Conn, stream: NpcStream, query: npt.NDArray[np.float32], limit: int
-    ) -> list[tuple[str, float]]:
-        dims = sql.Literal(stream.embedding_dims)
+    ) -> list[Candidate]:
+        # npc_key and dims as literals, so the planner can prove a stream's own partial index applies.
+        dims, key = sql.Literal(stream.embedding_dims), sql.Literal(stream.key)
         query_sql = sql.SQL(
-            "SELECT memory_id::text, (embedding::vector({dims})) <=> %(q)s::vector({dims}) AS distance "
-            "FROM memories WHERE {stream} AND embedding_dims = {dims} "
+            "SELECT memory_id, (embedding::vector({dims})) <=> %(q)s::vector({dims}) AS distance "
+            "FROM memories WHERE npc_key = {key} AND embedding_dims = {dims} "
             "ORDER BY (embedding::vector({dims})) <=> %(q)s::vector({dims}) LIMIT %(limit)s"
-        ).format(dims=dims, stream=sql.SQL(_STREAM))
+        ).format(dims=dims, key=key)
         # relaxed_order may return rows slightly out of order: materialise, then sort exactly.
         wrapped = sql.SQL(
-            "WITH hits AS MATERIALIZED ({q}) SELECT memory_id, 1 - distance FROM hits "
-            "ORDER BY distance, memory_id"
-        ).format(q=query_sql)
-        # Never a prepared (generic) plan: without the actual npc_key and limit the planner picks a
-        # full per-NPC sort over the HNSW index.
-        cur = await conn.execute(wrapped, _params(stream, q=_vector(query), limit=limit), prepare=False)
-        return [(r[0], float(r[1])) for r in await cur.fetchall()]
+            "WITH hits AS MATERIALIZED ({q}) "
+            "SELECT h.memory_id::text, a.importance, a.last_accessed_at, 1 - h.distance FROM hits AS h "
+            "JOIN memory_access AS a ON a.npc_key = {key} AND a.memory_id = h.memory_id "
+            "ORDER BY h.distance, h.memory_id"
+        ).format(q=query_sql, key=key)
+        # Never a prepared (generic) plan: without the actual limit the planner picks a full per-NPC sort.
+        cur = await conn.execute(wrapped, {"q": _vector(query), "limit": limit}, prepare=False)
+        return [Candidate(r[0], int(r[1]), r[2], float(r[3])) for r in await cur.fetchall()]
 
-    async def recent_by_importance(
-        self, conn: Conn, stream: NpcStream, size: int
-    ) -> dict[int, list[tuple[str, datetime]]]:
-        """For each importance 1-10, the ``size`` most recently accessed memories (ten index probes)."""
-        cur = await conn.execute(
-            """SELECT l.importance, m.memory_id::text, m.last_accessed_at
-                FROM generate_series(1, 10) AS l(importance) CROSS JOIN LATERAL (
-                    SELECT memory_id, last_accessed_at FROM memory_access
-                    WHERE npc_key = %(key)s AND importance = l.importance
-                    ORDER BY last_accessed_at DESC, memory_id LIMIT %(c)s) AS m
-                ORDER BY l.importance, m.last_accessed_at DESC, m.memory_id""",
-            _params(stream, c=size),
-        )
-        levels: dict[int, list[tuple[str, datetime]]] = {}
-        for level, memory_id, accessed in await cur.fetchall():
-            levels.setdefault(int(level), []).append((memory_id, accessed))
-        return levels
-
-    async def candidates(
-        self, conn: Conn, stream: NpcStream, memory_ids: Sequence[str], query: npt.NDArray[np.float32]
+    async def prior_candidates(
+        self,
+        conn: Conn,
+        stream: NpcStream,
+        query: npt.NDArray[np.float32],
+        since: Mapping[int, datetime | None],
+        bounds: ScoreFloor,
     ) -> list[Candidate]:
-        """Exact raw components of these memories for final scoring."""
+        """Memories accessed at or after ``since[importance]`` (one index range per level) that can score at
+        least ``bounds.floor``, with exact cosines; at most ``bounds.cap`` per level, most recent first."""
+        if not since:
+            return []
+        oldest = datetime(1, 1, 1, tzinfo=UTC)
         cur = await conn.execute(
-            f"""SELECT m.memory_id::text, a.importance, a.last_accessed_at,
-                       1 - (m.embedding <=> %(q)s::vector)
-                FROM {_JOINED} WHERE m.{_STREAM} AND m.memory_id = ANY(%(ids)s::uuid[])""",
-            _params(stream, q=_vector(query), ids=list(memory_ids)),
+            _PRIOR,
+            _params(
+                stream,
+                q=_vector(query),
+                levels=list(since),
+                since=[t or oldest for t in since.values()],
+                exclude=list(bounds.exclude),
+                cap=bounds.cap,
+                now=bounds.now,
+                floor=bounds.floor - 1e-9,
+                **bounds.sql_params(),
+            ),
+            prepare=False,
         )
         return [Candidate(r[0], int(r[1]), r[2], float(r[3])) for r in await cur.fetchall()]

@@ -6,6 +6,8 @@ the surrogate of that triple, which callers get from ``get_npc``/``ensure_npc`` 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -16,15 +18,19 @@ from services.memory.domain import (
     Memory,
     NpcRef,
     NpcStream,
+    RetrievalWeights,
+    StreamStats,
+    recency,
 )
 
-__all__ = ["Conn"]
+__all__ = ["Conn", "ScoreFloor"]
 
 Conn = AsyncConnection[Any]
 _NPC = "tenant_id = %(t)s AND world_id = %(w)s AND npc_id = %(n)s"
 _STREAM = f"npc_key = %(key)s AND {_NPC}"
 _NPC_COLUMNS = (
-    "npc_key, tenant_id, world_id, npc_id, name, persona, embedding_model, embedding_dims, memory_count"
+    "npc_key, tenant_id, world_id, npc_id, name, persona, embedding_model, embedding_dims, memory_count, "
+    "own_index"
 )
 _MEMORY_COLUMNS = (
     "m.memory_id, m.kind, m.description, m.importance, m.created_at, a.last_accessed_at, m.location, "
@@ -80,6 +86,50 @@ FROM normalised ORDER BY score DESC, memory_id LIMIT %(k)s
 """
 
 
+# Index-path candidates by importance + recency: one index range of memory_access per importance level (the
+# accesses recent enough to matter), exact cosines for those rows only, and only rows that can still reach the
+# k-th best score found so far. The normalisation mirrors domain.scoring; Python rescores what comes back.
+_NORM = "CASE WHEN {hi} > {lo} THEN least(greatest(({x} - {lo}) / ({hi} - {lo}), 0), 1) ELSE 0.5 END"
+_PRIOR = f"""
+SELECT c.memory_id::text, c.importance, c.last_accessed_at, c.rel FROM (
+    SELECT a.memory_id, a.importance, a.last_accessed_at, 1 - (m.embedding <=> %(q)s::vector) AS rel,
+           power(0.995::float8, greatest(
+               extract(epoch FROM (%(now)s::timestamptz - a.last_accessed_at))::float8 / 3600.0, 0.0)) AS rec
+    FROM unnest(%(levels)s::int[], %(since)s::timestamptz[]) AS l(importance, since)
+    CROSS JOIN LATERAL (
+        SELECT memory_id, importance, last_accessed_at FROM memory_access
+        WHERE npc_key = %(key)s AND importance = l.importance AND last_accessed_at >= l.since
+        ORDER BY last_accessed_at DESC LIMIT %(cap)s) AS a
+    JOIN memories AS m ON m.npc_key = %(key)s AND m.memory_id = a.memory_id
+    WHERE a.memory_id <> ALL(%(exclude)s::uuid[])
+) AS c
+WHERE %(wimp)s * {_NORM.format(x="c.importance::float8", lo="%(ilo)s", hi="%(ihi)s")}
+    + %(wrec)s * {_NORM.format(x="c.rec", lo="%(reclo)s", hi="%(rechi)s")}
+    + %(wrel)s * {_NORM.format(x="c.rel", lo="%(rello)s", hi="%(relhi)s")} >= %(floor)s
+"""
+
+
+@dataclass(frozen=True)
+class ScoreFloor:
+    """What the prior-list query needs to drop rows that cannot reach the k-th best score."""
+
+    floor: float
+    now: datetime
+    stats: StreamStats
+    weights: RetrievalWeights
+    exclude: tuple[str, ...]
+    cap: int
+
+    def sql_params(self) -> dict[str, float]:
+        s, w = self.stats, self.weights
+        return {
+            "wimp": w.importance, "wrec": w.recency, "wrel": w.relevance,
+            "ilo": s.importance_min, "ihi": s.importance_max,
+            "reclo": recency(self.now, s.accessed_min), "rechi": recency(self.now, s.accessed_max),
+            "rello": s.relevance_min, "relhi": s.relevance_max,
+        }
+
+
 def _vector(v: npt.NDArray[np.float32]) -> str:
     # 9 significant digits round-trip every float32 exactly.
     return "[" + ",".join(f"{x:.9g}" for x in v.tolist()) + "]"
@@ -100,6 +150,7 @@ def _stream(row: dict[str, Any]) -> NpcStream:
         row["embedding_model"],
         row["embedding_dims"],
         row["memory_count"],
+        row["own_index"],
     )
 
 

@@ -17,6 +17,7 @@ from services.memory.domain import (
     PreviousObservation,
     state_key,
 )
+from services.memory.repository._indexes import IndexQueries
 from services.memory.repository._listing import ListingQueries
 from services.memory.repository._ranking import RankingQueries
 from services.memory.repository._rows import (
@@ -36,7 +37,7 @@ from services.memory.repository._rows import (
 __all__ = ["MemoryRepository"]
 
 
-class MemoryRepository(RankingQueries, ListingQueries):
+class MemoryRepository(RankingQueries, ListingQueries, IndexQueries):
     """Stateless; every method runs on the caller's connection (and transaction)."""
 
     async def get_npc(self, conn: Conn, npc: NpcRef) -> NpcStream | None:

@@ -79,7 +79,7 @@ async def test_production_top_k_equals_reference_top_k_on_random_streams(
         exact = await rank(conn, deps, stream, query, now=now, weights=weights, k=k)
         threshold = await rank(
             conn,
-            with_settings(deps, exact_scan_max=0, candidate_pool=8, candidate_pool_max=4096),
+            with_settings(deps, exact_scan_max=0, candidate_pool=8),
             stream,
             query,
             now=now,

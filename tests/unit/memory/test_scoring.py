@@ -12,9 +12,9 @@ from services.memory.domain import (
     Candidate,
     RetrievalWeights,
     StreamStats,
-    best_by_prior,
     cosine,
     prior,
+    prior_thresholds,
     recency,
     reference_top_k,
     score_candidates,
@@ -87,19 +87,19 @@ accessed = st.integers(0, 2000).map(lambda h: NOW - timedelta(hours=h))
 
 
 @given(
-    rows=st.lists(st.tuples(st.integers(1, 10), accessed), min_size=1, max_size=60), size=st.integers(1, 8)
+    rows=st.lists(st.tuples(st.integers(1, 10), accessed), min_size=1, max_size=60),
+    needed=st.floats(-0.5, 2.5),
+    weights=st.tuples(st.sampled_from([0.0, 0.5, 1.0, 3.0]), st.sampled_from([0.0, 1.0, 2.0])),
 )
-def test_memories_left_out_of_the_prior_list_never_beat_its_bound(
-    rows: list[tuple[int, datetime]], size: int
+def test_every_memory_whose_prior_reaches_the_bound_lies_in_its_levels_range(
+    rows: list[tuple[int, datetime]], needed: float, weights: tuple[float, float]
 ) -> None:
-    ids = [f"m{i:03d}" for i in range(len(rows))]
-    stats = StreamStats(1.0, 10.0, NOW - timedelta(hours=2000), NOW, 0.0, 1.0)
-    levels: dict[int, list[tuple[str, datetime]]] = {}
-    for mid, (imp, at) in sorted(zip(ids, rows, strict=True), key=lambda r: (-r[1][1].timestamp(), r[0])):
-        if len(levels.setdefault(imp, [])) < size:
-            levels[imp].append((mid, at))
-    chosen, bound = best_by_prior(levels, size, stats, NOW, RetrievalWeights())
-    assert len(chosen) == min(size, sum(len(v) for v in levels.values()))
-    for mid, (imp, at) in zip(ids, rows, strict=True):
-        if mid not in chosen:
-            assert prior(imp, at, stats, NOW, RetrievalWeights()) <= bound + 1e-12
+    w = RetrievalWeights(recency=weights[0], importance=weights[1])
+    stats = StreamStats(float(min(i for i, _ in rows)), float(max(i for i, _ in rows)),
+                        min(t for _, t in rows), max(t for _, t in rows), 0.0, 1.0)
+    since = prior_thresholds(stats, NOW, w, needed)
+    for imp, at in rows:
+        if prior(imp, at, stats, NOW, w) >= needed:
+            assert imp in since
+            start = since[imp]
+            assert start is None or at >= start

@@ -1,0 +1,66 @@
+"""Per-stream HNSW indexes: large streams get a partial index of their own, built without blocking writes."""
+
+from __future__ import annotations
+
+from psycopg import sql
+from psycopg.rows import dict_row
+
+from services.memory.domain import NpcStream
+from services.memory.repository._rows import _NPC_COLUMNS, Conn, _stream
+
+__all__ = ["IndexQueries", "own_index_name"]
+
+_PREFIX = "memories_hnsw_npc_"
+
+
+def own_index_name(npc_key: int) -> str:
+    return f"{_PREFIX}{npc_key}"
+
+
+class IndexQueries:
+    """Building and dropping per-stream indexes; mixed into MemoryRepository (needs autocommit)."""
+
+    async def streams_needing_own_index(self, conn: Conn, min_count: int, limit: int = 10) -> list[NpcStream]:
+        """Streams with at least ``min_count`` memories and no index of their own yet, largest first."""
+        async with conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(
+                f"""SELECT {_NPC_COLUMNS} FROM memory_npcs
+                    WHERE NOT own_index AND memory_count >= %s AND embedding_dims IS NOT NULL
+                    ORDER BY memory_count DESC LIMIT %s""",
+                (min_count, limit),
+            )
+            return [_stream(r) for r in await cur.fetchall()]
+
+    async def build_own_index(self, conn: Conn, stream: NpcStream) -> None:
+        """CREATE INDEX CONCURRENTLY for the stream (dropping a failed earlier build first); flag it."""
+        name = sql.Identifier(own_index_name(stream.key))
+        cur = await conn.execute(
+            "SELECT i.indisvalid FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid "
+            "WHERE c.relname = %s",
+            (own_index_name(stream.key),),
+        )
+        row = await cur.fetchone()
+        if row is not None and not row[0]:
+            await conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(name))
+        dims, key = sql.Literal(stream.embedding_dims), sql.Literal(stream.key)
+        await conn.execute(
+            sql.SQL(
+                "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON memories "
+                "USING hnsw ((embedding::vector({dims})) vector_cosine_ops) "
+                "WHERE npc_key = {key} AND embedding_dims = {dims}"
+            ).format(name=name, dims=dims, key=key)
+        )
+        await conn.execute("UPDATE memory_npcs SET own_index = true WHERE npc_key = %s", (stream.key,))
+
+    async def drop_orphan_indexes(self, conn: Conn) -> int:
+        """Drop per-stream indexes whose stream is gone (a deleted world, a replay); returns how many."""
+        cur = await conn.execute(
+            "SELECT c.relname FROM pg_class AS c WHERE c.relkind = 'i' AND c.relname LIKE %s "
+            "AND NOT EXISTS (SELECT 1 FROM memory_npcs AS n "
+            "                WHERE c.relname = %s || n.npc_key::text AND n.own_index)",
+            (f"{_PREFIX}%", _PREFIX),
+        )
+        names = [r[0] for r in await cur.fetchall()]
+        for name in names:
+            await conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
+        return len(names)
