@@ -11,7 +11,7 @@ from fastapi import APIRouter
 
 __all__ = ["ROUTER_MODULES", "routers"]
 
-ROUTER_MODULES: tuple[str, ...] = ("worlds", "keys", "webhooks", "stream", "usage", "memories", "plans")
+ROUTER_MODULES: tuple[str, ...] = ("worlds", "keys", "webhooks", "stream", "usage", "memories", "plans", "dialogue")
 
 
 def routers() -> list[APIRouter]:

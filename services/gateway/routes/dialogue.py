@@ -1,0 +1,261 @@
+"""Talking to NPCs: player chat and interviews (synchronous reply with a timeout), inner-voice directives
+(admin only) and the relationships an NPC has formed.
+
+A chat appends ``PlayerSpoke`` and waits for the ``NpcReplied`` caused by it: the event store notifies
+``npcworld_npc_replied`` with the cause's id when a reply commits (migration 0050), and the waiter checks
+the store itself every half second in case a notification was missed. On timeout, or when the caller
+asks for ``wait=false``, the answer is 202 with the event id; the reply shows up in the event log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Request
+from fastapi.responses import JSONResponse
+from psycopg import AsyncConnection
+from psycopg.rows import dict_row
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from npcworld.contracts import InnerVoiceGiven, NpcReplied, PlayerSpoke
+from npcworld.errors import NotFoundError
+from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.settings import resolve_endpoints
+from services.gateway.deps import Admin, Reader, Writer, live_world
+
+__all__ = ["router"]
+
+logger = logging.getLogger(__name__)
+router = APIRouter(tags=["dialogue"])
+NPC_PATH = "/v1/worlds/{world_id}/npcs/{npc_id}"
+CHANNEL = "npcworld_npc_replied"
+_RECHECK_S = 0.5
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+class _Ask(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    wait: bool = Field(default=True, description="wait for the reply (false: 202 with the event id at once)")
+    timeout_s: float = Field(default=10.0, gt=0, le=60, description="how long to wait for the reply")
+    world_time: datetime | None = Field(default=None, description="default: the world's latest event time")
+
+
+class ChatIn(_Ask):
+    player_id: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:@-]+$")
+    text: str = Field(
+        min_length=1, max_length=2000, description="what the player says (never an instruction)"
+    )
+    _check_text = field_validator("text")(_not_blank)
+
+
+class InterviewIn(_Ask):
+    interviewer: str = Field(min_length=1, max_length=1000, description="the persona asking, any persona")
+    question: str = Field(min_length=1, max_length=2000)
+    _check_question = field_validator("question", "interviewer")(_not_blank)
+
+
+class InnerVoiceIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    directive: str = Field(min_length=1, max_length=2000, description="a thought the NPC adopts as its own")
+    world_time: datetime | None = None
+    _check_directive = field_validator("directive")(_not_blank)
+
+
+class ReplyOut(BaseModel):
+    event_id: str = Field(description="the PlayerSpoke event")
+    reply_event_id: str
+    reply: str
+    provider: str = Field(description="model label; 'offline' for the offline provider")
+    memory_ids: list[str] = Field(description="memories the reply was grounded in")
+
+
+class RelationshipOut(BaseModel):
+    other_id: str
+    familiarity: int = Field(description="conversations held")
+    sentiment: float = Field(description="0 hostile, 5 neutral, 10 devoted")
+    summary: str
+    last_talked: datetime | None
+
+
+class ReplyWaiter:
+    """One LISTEN connection shared by every waiting chat; it closes when nobody waits."""
+
+    def __init__(self, database_url: str) -> None:
+        self._url = database_url
+        self._waiting: dict[str, asyncio.Future[None]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+
+    async def register(self, cause_id: str) -> asyncio.Future[None]:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting[cause_id] = future
+        if self._task is None:
+            self._ready = asyncio.Event()
+            self._task = asyncio.create_task(self._listen())
+        with contextlib.suppress(TimeoutError):  # the store is re-checked anyway
+            await asyncio.wait_for(self._ready.wait(), timeout=2.0)
+        return future
+
+    def discard(self, cause_id: str) -> None:
+        self._waiting.pop(cause_id, None)
+        if not self._waiting and self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+    async def _listen(self) -> None:
+        conn = await AsyncConnection.connect(self._url, autocommit=True)
+        try:
+            await conn.execute(f"LISTEN {CHANNEL}")
+            self._ready.set()
+            async for note in conn.notifies():
+                future = self._waiting.get(note.payload)
+                if future is not None and not future.done():
+                    future.set_result(None)
+        finally:
+            await conn.close()
+
+
+def _waiter(request: Request) -> ReplyWaiter:
+    waiter = getattr(request.app.state, "reply_waiter", None)
+    if waiter is None:
+        url = resolve_endpoints(request.app.state.settings).database_url
+        waiter = request.app.state.reply_waiter = ReplyWaiter(url)
+    return waiter
+
+
+async def _npc_world(request: Request, tenant_id: str, world_id: str, npc_id: str) -> datetime | None:
+    """404 unless the NPC lives in the tenant's world; returns the world's latest event time."""
+    async with request.app.state.pool.connection() as conn:
+        state = await live_world(conn, tenant_id, world_id)
+        if npc_id not in state.npcs:
+            raise NotFoundError(f"NPC {npc_id!r} not found in world {world_id!r}")
+        cur = await conn.execute("SELECT max(world_time) FROM events WHERE world_id = %s", (world_id,))
+        row = await cur.fetchone()
+    return (row[0] if row else None) or state.start_time
+
+
+async def _reply(request: Request, cause_id: str) -> dict[str, Any] | None:
+    async with request.app.state.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(
+            "SELECT event_id, payload FROM events WHERE type = 'NpcReplied' AND causation_id = %s",
+            (cause_id,),
+        )
+        row: dict[str, Any] | None = await cur.fetchone()
+        return row
+
+
+async def _await_reply(
+    request: Request, cause_id: str, future: asyncio.Future[None], timeout: float
+) -> dict[str, Any] | None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while (left := deadline - loop.time()) > 0:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(future), timeout=min(left, _RECHECK_S))
+        if (row := await _reply(request, cause_id)) is not None:
+            return row
+    return None
+
+
+async def _ask(
+    request: Request, tenant_id: str, world_id: str, npc_id: str, said: PlayerSpoke, ask: _Ask
+) -> ReplyOut | JSONResponse:
+    now = ask.world_time or await _npc_world(request, tenant_id, world_id, npc_id)
+    if ask.world_time is not None:  # still 404 for an NPC outside the tenant's world
+        await _npc_world(request, tenant_id, world_id, npc_id)
+    waiter = _waiter(request)
+    async with request.app.state.pool.connection() as conn:
+        uow = UnitOfWork(conn, EventStore())
+        event = uow.new_event(said, tenant_id=tenant_id, world_id=world_id, npc_id=npc_id, world_time=now)
+        cause = str(event.event_id)
+        future = await waiter.register(cause) if ask.wait else None
+        try:
+            async with conn.transaction():
+                await uow.append(f"chat-{world_id}-{npc_id}", [event])
+        except BaseException:
+            waiter.discard(cause)
+            raise
+    if future is None:
+        return JSONResponse({"event_id": cause, "status": "pending"}, status_code=202)
+    try:
+        row = await _await_reply(request, cause, future, ask.timeout_s)
+    finally:
+        waiter.discard(cause)
+    if row is None:
+        return JSONResponse({"event_id": cause, "status": "pending"}, status_code=202)
+    reply = NpcReplied.model_validate(row["payload"])
+    return ReplyOut(
+        event_id=cause,
+        reply_event_id=str(row["event_id"]),
+        reply=reply.text,
+        provider=reply.provider,
+        memory_ids=list(reply.memory_ids),
+    )
+
+
+@router.post(f"{NPC_PATH}/chat", response_model=ReplyOut, responses={202: {"description": "reply pending"}})
+async def chat(
+    world_id: str, npc_id: str, body: ChatIn, key: Writer, request: Request
+) -> ReplyOut | JSONResponse:
+    """A player says something to the NPC; the NPC replies from its memories (the words are never obeyed)."""
+    said = PlayerSpoke(player_id=body.player_id, text=body.text, mode="chat")
+    return await _ask(request, key.tenant_id, world_id, npc_id, said, body)
+
+
+@router.post(
+    f"{NPC_PATH}/interview", response_model=ReplyOut, responses={202: {"description": "reply pending"}}
+)
+async def interview(
+    world_id: str, npc_id: str, body: InterviewIn, key: Writer, request: Request
+) -> ReplyOut | JSONResponse:
+    """Interview the NPC as any persona; interviews leave no memory in the NPC."""
+    said = PlayerSpoke(
+        player_id=f"interviewer:{key.key_id}",
+        text=body.question,
+        mode="interview",
+        interviewer=body.interviewer,
+    )
+    return await _ask(request, key.tenant_id, world_id, npc_id, said, body)
+
+
+@router.post(f"{NPC_PATH}/inner-voice", status_code=202)
+async def inner_voice(
+    world_id: str, npc_id: str, body: Annotated[InnerVoiceIn, Body()], key: Admin, request: Request
+) -> dict[str, str]:
+    """Give the NPC a thought it takes as its own (admin scope only); planning re-plans from it."""
+    now = await _npc_world(request, key.tenant_id, world_id, npc_id)
+    async with request.app.state.pool.connection() as conn, conn.transaction():
+        uow = UnitOfWork(conn, EventStore())
+        event = uow.new_event(
+            InnerVoiceGiven(directive=body.directive),
+            tenant_id=key.tenant_id,
+            world_id=world_id,
+            npc_id=npc_id,
+            world_time=body.world_time or now,
+        )
+        await uow.append(f"inner-voice-{world_id}-{npc_id}", [event])
+    return {"event_id": str(event.event_id)}
+
+
+@router.get(f"{NPC_PATH}/relationships", response_model=list[RelationshipOut])
+async def relationships(world_id: str, npc_id: str, key: Reader, request: Request) -> list[RelationshipOut]:
+    """How the NPC regards every NPC it has talked with (read from the dialogue service's table)."""
+    await _npc_world(request, key.tenant_id, world_id, npc_id)
+    async with request.app.state.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(
+            """SELECT other_id, familiarity, sentiment, summary, last_talked FROM dialogue_relationships
+               WHERE tenant_id = %s AND world_id = %s AND npc_id = %s ORDER BY other_id""",
+            (key.tenant_id, world_id, npc_id),
+        )
+        return [RelationshipOut(**row) for row in await cur.fetchall()]

@@ -1,0 +1,135 @@
+"""Talking to NPCs over the public REST API: gateway → event store → Kafka → dialogue service → reply."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import httpx
+import pytest
+
+from npcworld.contracts.planning import ConversationRequested
+from npcworld.embeddings import LocalMiniLMEmbedder
+from tests.infra import BrokerForTests
+from tests.integration.dialogue.support import PARTY, Stack, Town, plant, running_dialogue, seeded
+from tests.polling import eventually
+
+pytestmark = pytest.mark.integration
+MakeClient = Callable[..., Awaitable[httpx.AsyncClient]]
+
+
+@pytest.fixture(scope="module")
+async def stack(database_url: str, broker: BrokerForTests) -> AsyncIterator[Stack]:
+    async with running_dialogue(database_url, broker.bootstrap, LocalMiniLMEmbedder()) as running:
+        yield running
+
+
+async def _town(client: httpx.AsyncClient, stack: Stack) -> tuple[Town, str]:
+    world_id = f"w-{uuid.uuid4().hex[:8]}"
+    r = await client.post(
+        "/v1/worlds", json={"name": "Smallville", "start_time": "2023-02-14T15:00:00Z", "world_id": world_id}
+    )
+    assert r.status_code == 201, r.text
+    for npc, name, seed in (
+        ("isabella", "Isabella Rodriguez", PARTY),
+        ("sam", "Sam Moore", "Sam likes coffee"),
+    ):
+        r = await client.post(f"/v1/worlds/{world_id}/npcs", json={"npc_id": npc, "name": name, "seed": seed})
+        assert r.status_code == 201, r.text
+    tenant_id = (await client.get("/v1/tenant")).json()["tenant_id"]
+    return Town(tenant_id, world_id), f"/v1/worlds/{world_id}/npcs"
+
+
+async def test_a_player_chats_and_gets_a_reply_grounded_in_the_npcs_memories(
+    stack: Stack, client_factory: MakeClient
+) -> None:
+    client = await client_factory()
+    town, npcs = await _town(client, stack)
+    await eventually(lambda: seeded(stack, town, "isabella"), bool, timeout=60)
+
+    r = await client.post(f"{npcs}/isabella/chat", json={"player_id": "p1", "text": "Any plans for tonight?"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert "party" in body["reply"] and body["provider"] == "offline" and body["memory_ids"]
+
+    async def replies() -> list[str]:
+        page = await client.get(f"/v1/worlds/{town.world_id}/events", params={"type": "NpcReplied"})
+        return [e["event"]["causation_id"] for e in page.json()["items"]]
+
+    assert await eventually(replies, bool, timeout=30) == [body["event_id"]]
+
+    r = await client.post(f"{npcs}/isabella/chat", json={"player_id": "p1", "text": "Hi", "wait": False})
+    assert r.status_code == 202 and r.json()["status"] == "pending"
+
+    r = await client.post(
+        f"{npcs}/isabella/interview",
+        json={"interviewer": "a reporter from the Smallville Gazette", "question": "Any news?"},
+    )
+    assert r.status_code == 200 and "party" in r.json()["reply"]
+
+
+async def test_inner_voice_needs_the_admin_scope(stack: Stack, client_factory: MakeClient) -> None:
+    admin = await client_factory()
+    town, npcs = await _town(admin, stack)
+    r = await admin.post("/v1/keys", json={"name": "game client", "scopes": ["read", "write"]})
+    writer = httpx.AsyncClient(
+        base_url=str(admin.base_url), timeout=10, headers={"Authorization": f"Bearer {r.json()['secret']}"}
+    )
+    try:
+        assert (
+            await writer.post(f"{npcs}/sam/chat", json={"player_id": "p", "text": "hi", "wait": False})
+        ).status_code == 202
+        r = await writer.post(f"{npcs}/sam/inner-voice", json={"directive": "You will run for mayor"})
+        assert r.status_code == 403
+    finally:
+        await writer.aclose()
+    r = await admin.post(f"{npcs}/sam/inner-voice", json={"directive": "You will run for mayor"})
+    assert r.status_code == 202, r.text
+
+    async def given() -> list[str]:
+        page = await admin.get(f"/v1/worlds/{town.world_id}/events", params={"type": "InnerVoiceGiven"})
+        return [e["event"]["payload"]["directive"] for e in page.json()["items"]]
+
+    assert await eventually(given, bool, timeout=30) == ["You will run for mayor"]
+
+
+async def test_relationships_are_queryable_and_other_tenants_see_nothing(
+    stack: Stack, client_factory: MakeClient
+) -> None:
+    client = await client_factory()
+    town, npcs = await _town(client, stack)
+    assert (await client.get(f"{npcs}/sam/relationships")).json() == []
+    for npc in ("isabella", "sam"):
+        await eventually(lambda npc=npc: seeded(stack, town, npc), bool, timeout=60)  # type: ignore[misc]
+    await plant(
+        stack.pool,
+        town,
+        ConversationRequested(target_npc_id="sam", reason="meeting at the cafe"),
+        npc_id="isabella",
+    )
+
+    async def known() -> list[dict[str, object]]:
+        return (await client.get(f"{npcs}/sam/relationships")).json()  # type: ignore[no-any-return]
+
+    (rel,) = await eventually(known, bool, timeout=90)
+    assert rel["other_id"] == "isabella" and rel["familiarity"] == 1
+
+    other = await client_factory()
+    for path in ("sam/relationships", "sam/chat"):
+        r = await (
+            other.get(f"{npcs}/{path}")
+            if path.endswith("ships")
+            else other.post(f"{npcs}/{path}", json={"player_id": "p1", "text": "hello"})
+        )
+        assert r.status_code == 404 and "isabella" not in r.text
+    assert (await client.get(f"{npcs}/nobody/relationships")).status_code == 404
+
+
+async def test_bad_chat_input_is_a_problem_naming_the_field(stack: Stack, client_factory: MakeClient) -> None:
+    client = await client_factory()
+    _town_made, npcs = await _town(client, stack)
+    r = await client.post(f"{npcs}/isabella/chat", json={"player_id": "p1", "text": "   "})
+    assert r.status_code == 422 and r.headers["content-type"].startswith("application/problem+json")
+    assert r.json()["errors"][0]["field"] == "text"
+    r = await client.post(f"{npcs}/isabella/chat", json={"player_id": "p1", "text": "hi", "timeout_s": 0})
+    assert r.status_code == 422 and r.json()["errors"][0]["field"] == "timeout_s"
