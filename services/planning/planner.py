@@ -76,7 +76,7 @@ async def ask(
 
 
 async def outline_from(
-    llm: LLM, state: PlannerState, day: date, start: datetime | None, now: datetime
+    llm: LLM, state: PlannerState, day: date, start: datetime | None, *, now: datetime
 ) -> tuple[PlanDayOutput, list[str]]:
     """Ask for the day's outline (or the rest of it from ``start``); returns it with the promises shown."""
     promises = [p for p in state.promises if p.start.date() == day]
@@ -91,7 +91,7 @@ async def outline_from(
 
 
 async def plan_items(
-    llm: LLM, state: PlannerState, output: PlanDayOutput, window: tuple[datetime, datetime], now: datetime
+    llm: LLM, state: PlannerState, output: PlanDayOutput, window: tuple[datetime, datetime], *, now: datetime
 ) -> Outline:
     """Resolve an outline's places, normalise it over ``window`` and decompose it into named hour chunks.
 
@@ -120,9 +120,9 @@ async def plan_items(
 async def plan_day(llm: LLM, state: PlannerState, now: datetime) -> tuple[PlannerState, DayPlanned]:
     """Plan the day of ``now``: outline from persona and yesterday, hour chunks, promises at their times."""
     day = now.date()
-    output, _ = await outline_from(llm, state, day, None, now)
+    output, _ = await outline_from(llm, state, day, None, now=now)
     window = waking_window(day, _clock(output.wake_up), _clock(output.bed_time), now.tzinfo)
-    outline, items, fallbacks = await plan_items(llm, state, output, window, now)
+    outline, items, fallbacks = await plan_items(llm, state, output, window, now=now)
     due = [p for p in state.promises if window[0] <= p.start < window[1]]
     for promise in due:
         left = int((window[1] - promise.start).total_seconds() // 60)

@@ -108,8 +108,8 @@ async def adopt_directive(
     if not _awake(state, now) or state.plan is None:
         return state, []
     start, end = _minute(now), state.plan.end
-    output, _ = await outline_from(llm, state, start.date(), start, now)
-    _, items, fallbacks = await plan_items(llm, state, output, (start, end), now)
+    output, _ = await outline_from(llm, state, start.date(), start, now=now)
+    _, items, fallbacks = await plan_items(llm, state, output, (start, end), now=now)
     state = revise(state, start, items, fallbacks)
     revised = PlanRevised(from_time=start, items=to_plan_items(items),
                           reason=f"inner voice: {directive}"[:2000], fallbacks=tuple(fallbacks))
