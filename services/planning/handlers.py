@@ -102,7 +102,7 @@ async def on_observation_made(event: Envelope, uow: UnitOfWork, deps: PlanningDe
     if (state := await _reacting(event, uow, deps)) is None:
         return
     people = await deps.repository.roster(uow.conn, event.tenant_id, event.world_id)
-    seen = Perceived(p.description, p.subject, p.source)
+    seen = Perceived(p.description, p.subject, p.source, p.location)
     state, out = await react(deps.llm, deps.memory, state, seen, people=people, now=event.world_time,
                              cause=str(event.event_id))
     await _store(uow, deps, state, out)

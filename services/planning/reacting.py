@@ -82,6 +82,9 @@ async def react(
     if not decision.react or (talk_to is not None and not may_talk(state, talk_to, now)):
         return state, []
     here = state.current.item.location if state.current else state.places.home
+    if seen.location:  # react where it happens when the NPC knows the place
+        found = resolve_place(seen.location, state.places, near=here)
+        here = here if found.fallback else found.path
     item = Item(_minute(now), decision.duration_minutes, decision.reaction, here)
     items = reaction_items(state.plan, item)
     resume = actions_after(state.actions, items[0].end)

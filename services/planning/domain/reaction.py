@@ -38,6 +38,7 @@ class Perceived:
     description: str
     subject: str | None
     source: str
+    location: str | None = None
 
 
 def _norm(text: str) -> str:

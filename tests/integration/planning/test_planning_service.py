@@ -78,6 +78,8 @@ async def test_a_perception_triggers_a_reaction_and_a_re_plan(stack: Stack) -> N
     fire = await plant(stack, key, burning, NINE + timedelta(minutes=4))
     events = await wait_for(stack, key, lambda es: any(
         e.type == "ActionDecided" and e.payload.reaction_to == str(fire.event_id) for e in es))
+    reaction = next(e.payload for e in events if e.type == "ActionDecided" and e.payload.reaction_to)
+    assert isinstance(reaction, ActionDecided) and reaction.location_path == kitchen  # goes where the fire is
     revised = of_type(events, "PlanRevised")[-1].payload
     assert isinstance(revised, PlanRevised) and revised.reaction_to == str(fire.event_id)
     assert "burning" in revised.items[0].description

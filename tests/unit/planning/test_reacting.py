@@ -11,7 +11,7 @@ from npcworld.memory_client.testing import FakeMemoryReader
 from services.planning.domain import Item, Perceived, PlannerState, plan_problems
 from services.planning.planner import decide_next
 from services.planning.reacting import keep_promises, react
-from tests.unit.planning.support import CAFE, HALL, MORNING, W, marta
+from tests.unit.planning.support import CAFE, HALL, KITCHEN, MORNING, W, marta
 
 PEOPLE = [("marta", "Marta Quill"), ("tobias", "Tobias Wren"), ("ines", "Ines Varga")]
 
@@ -31,13 +31,13 @@ async def test_a_fire_is_reacted_to_with_a_re_plan_from_now_and_an_action() -> N
     memory.add_npc("t1", W, "marta")
     state = await planned(llm)
     now = MORNING + timedelta(minutes=7)
-    seen = Perceived("the stove is burning", "stove", "perception")
+    seen = Perceived("the stove is burning", "stove", "perception", KITCHEN)
     state, events = await react(llm, memory, state, seen, people=PEOPLE, now=now, cause="e-fire")
     revised, action = events
     assert isinstance(revised, PlanRevised) and revised.reaction_to == "e-fire"
     assert "burning" in revised.items[0].description
     assert isinstance(action, ActionDecided) and action.reaction_to == "e-fire"
-    assert action.start == revised.from_time
+    assert action.start == revised.from_time and action.location_path == KITCHEN  # where the fire is
     assert [r.query for r in memory.retrievals] == ["What is Marta Quill's relationship with stove?",
                                                     "the stove is burning"]
     assert sound(state) == []
