@@ -42,6 +42,10 @@ pytestmark = pytest.mark.integration
 NINE = DAWN.replace(hour=9)
 
 
+def reactions(events: list[Envelope], cause: str) -> list[ActionDecided]:
+    return [e.payload for e in events if isinstance(e.payload, ActionDecided) and e.payload.reaction_to == cause]
+
+
 async def plan_memories(stack: Stack, key: NpcKey) -> list[MemoryView]:
     try:
         return await stack.memory.recent(key.tenant_id, key.world_id, key.npc_id, kinds=("plan",))
@@ -76,10 +80,9 @@ async def test_a_perception_triggers_a_reaction_and_a_re_plan(stack: Stack) -> N
     kitchen = paths(key)["kitchen"]
     burning = ObservationMade(description="the stove is burning", subject="stove", location=kitchen)
     fire = await plant(stack, key, burning, NINE + timedelta(minutes=4))
-    events = await wait_for(stack, key, lambda es: any(
-        e.type == "ActionDecided" and e.payload.reaction_to == str(fire.event_id) for e in es))
-    reaction = next(e.payload for e in events if e.type == "ActionDecided" and e.payload.reaction_to)
-    assert isinstance(reaction, ActionDecided) and reaction.location_path == kitchen  # goes where the fire is
+    events = await wait_for(stack, key, lambda es: bool(reactions(es, str(fire.event_id))))
+    reaction = reactions(events, str(fire.event_id))[0]
+    assert reaction.location_path == kitchen  # the NPC goes where the fire is
     revised = of_type(events, "PlanRevised")[-1].payload
     assert isinstance(revised, PlanRevised) and revised.reaction_to == str(fire.event_id)
     assert "burning" in revised.items[0].description
