@@ -43,7 +43,8 @@ NINE = DAWN.replace(hour=9)
 
 
 def reactions(events: list[Envelope], cause: str) -> list[ActionDecided]:
-    return [e.payload for e in events if isinstance(e.payload, ActionDecided) and e.payload.reaction_to == cause]
+    decided = [e.payload for e in events if isinstance(e.payload, ActionDecided)]
+    return [d for d in decided if d.reaction_to == cause]
 
 
 async def plan_memories(stack: Stack, key: NpcKey) -> list[MemoryView]:
