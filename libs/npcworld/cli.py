@@ -234,6 +234,31 @@ def run(ctx: click.Context, port: int, no_demo: bool) -> None:
     Supervisor(_home(ctx), port=port, demo=not no_demo).run()
 
 
+@main.command()
+@click.option("--template", default="brindle-hollow", show_default=True, help="World template to simulate.")
+@click.option("--days", type=click.FloatRange(min=0, min_open=True), default=2.0, show_default=True,
+              help="Simulated days (a fraction runs a shorter slice).")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--step-seconds", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), default=Path("simulation-out"), show_default=True,
+              help="Directory for report.json, report.md and the run's private stack.")
+@click.option("--only", default="", help="Comma-separated services to run (default: all), e.g. for profiling.")
+def simulate(template: str, days: float, seed: int, step_seconds: float, out: Path, only: str) -> None:
+    """Run a town headless as fast as the pipeline allows, then print and save the paper's metrics."""
+    from npcworld.simulation.runner import SimulationConfig, run_simulation
+    from npcworld.simulation.report import to_markdown
+
+    with click.progressbar(length=max(1, round(days * 86400 / step_seconds)), label="simulating",
+                           show_pos=True, show_eta=True) as bar:
+        def progress(done: int, total: int) -> None:
+            bar.update(min(done, total) - bar.pos)
+
+        services = tuple(s for s in only.split(",") if s)
+        report = run_simulation(SimulationConfig(template, days, seed, step_seconds, out, services), progress)
+    click.echo(to_markdown(report))
+    click.echo(f"saved {out}/report.json and {out}/report.md")
+
+
 def _projection(service: str) -> Any:
     module = importlib.import_module(f"services.{service}.handlers")
     projection = getattr(module, "PROJECTION", None)

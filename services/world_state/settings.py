@@ -31,4 +31,4 @@ class Settings(CommonSettings):
         validation_alias="world_stepped_max_wait_seconds",
         description="a stepped clock ticks anyway after waiting this long",
     )
-    stepped_quiet_checks: int = Field(default=3, ge=1, le=100, validation_alias="world_stepped_quiet_checks")
+    stepped_quiet_checks: int = Field(default=2, ge=1, le=100, validation_alias="world_stepped_quiet_checks")

@@ -60,4 +60,13 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "NpcReplied": {"player_id": "p1", "text": "Getting ready for the party tonight.",
                    "in_reply_to": "0190f0e0-0000-7000-8000-000000000000", "provider": "offline"},
     "InnerVoiceGiven": {"directive": "you will run for mayor"},
+    "WorldDefined": {"sectors": ({"name": "Lantern Cafe", "arenas": ({"name": "kitchen", "area": (0, 0, 3, 3),
+                                  "objects": ({"name": "stove", "state": "idle", "tile": (1, 1)},)},)},),
+                     "tile_map": {"width": 4, "height": 4, "rows": ("....",) * 4}, "source": "template",
+                     "template": "larkspur-green"},
+    "NpcsMoved": {"moves": ({"npc_id": "marta", "path": "brindle-hollow:Lantern Cafe:kitchen", "tile": (1, 2),
+                             "arrived": False},)},
+    "ObjectStateChanged": {"object_path": "brindle-hollow:Lantern Cafe:kitchen:stove", "state": "burning",
+                           "source": "user"},
+    "ClockChanged": {"paused": False, "speed": 60.0, "step_seconds": 10.0},
 }

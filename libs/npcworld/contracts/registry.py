@@ -23,7 +23,17 @@ from npcworld.contracts.memory import MemoriesAccessed, MemoryRecorded
 from npcworld.contracts.perception import ObservationMade, PlacesDiscovered
 from npcworld.contracts.planning import ActionDecided, ConversationRequested, DayPlanned, PlanRevised
 from npcworld.contracts.reflection import ReflectionCompleted, ReflectionFailed, ReflectionTriggered
-from npcworld.contracts.world import NpcCreated, WorldCreated, WorldDeleted, WorldForked, WorldTicked
+from npcworld.contracts.world import (
+    ClockChanged,
+    NpcCreated,
+    NpcsMoved,
+    ObjectStateChanged,
+    WorldCreated,
+    WorldDefined,
+    WorldDeleted,
+    WorldForked,
+    WorldTicked,
+)
 from npcworld.errors import PermanentError, UnknownEventError
 
 __all__ = ["EVENT_TYPES", "decode_envelope", "envelope_from_dict"]
@@ -54,6 +64,10 @@ EVENT_TYPES: Mapping[str, type[EventPayload]] = {
         PlayerSpoke,
         NpcReplied,
         InnerVoiceGiven,
+        WorldDefined,
+        NpcsMoved,
+        ObjectStateChanged,
+        ClockChanged,
     )
 }
 

@@ -45,6 +45,7 @@ class SimulationConfig:
     seed: int
     step_seconds: float
     out: Path
+    services: tuple[str, ...] = ()  # empty: every service with a consumer
 
 
 def _free_port() -> int:
@@ -69,7 +70,13 @@ def run_simulation(cfg: SimulationConfig, progress: Progress | None = None) -> d
         "NPCWORLD_SEED": str(cfg.seed),
         "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
     }
-    group = ProcessGroup(process_commands(None), env, home / "logs")
+    commands = process_commands(None)
+    if cfg.services:
+        unknown = set(cfg.services) - set(SERVICE_MODULES)
+        if unknown:
+            raise ValueError(f"unknown services: {sorted(unknown)} (known: {', '.join(SERVICE_MODULES)})")
+        commands = {n: c for n, c in commands.items() if n == "relay" or n in cfg.services}
+    group = ProcessGroup(commands, env, home / "logs")
     group.start()
     try:
         report = asyncio.run(_simulate(cfg, state.database_url, template.start_time, group, progress))
@@ -147,7 +154,7 @@ async def _simulate(
         "days": cfg.days,
         "step_seconds": cfg.step_seconds,
         "provider": "openai" if os.environ.get("OPENAI_BASE_URL") else "offline",
-        "services": sorted(SERVICE_MODULES),
+        "services": sorted(n for n in group.commands if n != "relay"),
     }
     return build_report(facts, load_template(cfg.template).stories, run, wall)
 
