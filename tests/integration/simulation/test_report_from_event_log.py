@@ -1,4 +1,4 @@
-"""The report is computed from the event store: a planted conversation chain yields its diffusion and density."""
+"""The report comes from the event store: a planted conversation chain yields its diffusion and density."""
 
 from __future__ import annotations
 
