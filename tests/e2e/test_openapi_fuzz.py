@@ -2,15 +2,19 @@
 
 Bounded to ~60 s: a fixed number of derandomised examples per operation. Half the operations are
 aimed at a real world of the caller (so bodies and queries reach the database), the rest at random ids.
+Only the gateway runs here, so requests that would wait for another service's answer (``wait``) are
+sent asynchronously.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
@@ -22,7 +26,16 @@ from services.gateway.repository import KeyRepository
 
 SPEC = Path(__file__).resolve().parents[2] / "contracts" / "openapi.json"
 schema = schemathesis.openapi.from_path(SPEC)
-EXAMPLES = 25
+EXAMPLES = 20
+RAW: dict[str, Any] = json.loads(SPEC.read_text())
+
+
+def _has_wait(method: str, path: str) -> bool:
+    """Whether the operation's body has a ``wait`` flag (wait for another service's answer)."""
+    content = RAW["paths"][path].get(method.lower(), {}).get("requestBody", {}).get("content", {})
+    ref = content.get("application/json", {}).get("schema", {}).get("$ref", "")
+    component = RAW["components"]["schemas"].get(ref.rsplit("/", 1)[-1], {})
+    return "wait" in component.get("properties", {})
 
 
 async def _fuzz_key(database_url: str) -> str:
@@ -68,5 +81,8 @@ def test_no_generated_request_gets_a_server_error(
     )
     if real_world:
         case.path_parameters = {**(case.path_parameters or {}), "world_id": world_id}
+    if isinstance(case.body, dict) and _has_wait(case.method, case.path):
+        # a synchronous reply needs the dialogue service, which this test does not run
+        case.body = {**case.body, "wait": False}
     response = case.call(base_url=base_url, headers=headers, timeout=10)
     assert response.status_code < 500, (case.method, case.formatted_path, case.body, response.text[:500])
