@@ -5,10 +5,15 @@ Resources live in ``services/gateway/routes/`` (one module per resource, listed 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import psycopg
 from fastapi import FastAPI, Request
+from psycopg_pool import AsyncConnectionPool
 
 from npcworld.db import apply_migrations, open_pool
 from npcworld.settings import resolve_endpoints
@@ -16,10 +21,13 @@ from services.gateway.auth import RateLimiter
 from services.gateway.idempotency import IdempotencyMiddleware
 from services.gateway.notifier import AppendNotifier
 from services.gateway.problems import install_http_problem_handler, install_problem_handlers
+from services.gateway.repository import IdempotencyStore
 from services.gateway.routes import routers
 from services.gateway.settings import Settings
 
 __all__ = ["create_app"]
+
+logger = logging.getLogger(__name__)
 
 _DESCRIPTION = """Persistent, debuggable NPC worlds. Authenticate with `Authorization: Bearer <key>`.
 
@@ -42,7 +50,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.limiter = RateLimiter(cfg.gateway_rate_limit_per_second, cfg.gateway_rate_limit_burst)
         app.state.notifier = AppendNotifier(url)
         app.state.notifier.start()
+        purge = asyncio.create_task(_purge_expired_idempotency_keys(app.state.pool))
         yield
+        purge.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await purge
         await app.state.notifier.stop()
         await app.state.pool.close()
 
@@ -54,6 +66,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in routers():
         app.include_router(router)
     return app
+
+
+async def _purge_expired_idempotency_keys(pool: AsyncConnectionPool, every: float = 600.0) -> None:
+    """Expired keys are replaced on reuse anyway; this keeps the table from growing without bound."""
+    while True:
+        try:
+            async with pool.connection() as conn:
+                await IdempotencyStore(conn).purge_expired()
+        except psycopg.Error:
+            logger.warning("purging expired idempotency keys failed; retrying later", exc_info=True)
+        await asyncio.sleep(every)
 
 
 def _ops(app: FastAPI) -> None:
