@@ -31,7 +31,11 @@ def seed_demo(database_url: str, port: int, home: Path = Path(".npcworld")) -> s
     headers = {"Authorization": f"Bearer {key}"}
     _wait_ready(base)
     with httpx.Client(base_url=base, headers=headers, timeout=10) as client:
-        if client.get(f"/v1/worlds/{DEMO_WORLD}").status_code == 404:
+        existing = client.get(f"/v1/worlds/{DEMO_WORLD}")
+        if existing.status_code == 200 and existing.json().get("template") != DEMO_TEMPLATE:
+            return (f"demo world '{DEMO_WORLD}' exists from an older version without the town template; "
+                    f"its clock is not started (delete {home} to get the 25-NPC town)")
+        if existing.status_code == 404:
             client.post(
                 "/v1/worlds",
                 json={
