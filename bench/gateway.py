@@ -3,7 +3,8 @@
 Run: python -m bench.gateway [--seconds 10] [--concurrency 16] [--npcs 25] [--events 2000]
 One uvicorn worker against embedded Postgres (in a temporary directory); the load generator runs in this
 process on the same machine, so both share its cores. Every request is authenticated (key lookup, rate
-limit bucket) as in production.
+limit bucket) as in production. The gateway's CPU time per request (from /proc) varies far less with
+other load on the machine than requests/s and latency do.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 import httpx
 import psycopg
 
+from bench._stack import cpu_seconds
 from npcworld.db import apply_migrations
 from npcworld.embedded.postgres import start_postgres, stop_postgres
 from services.gateway.repository import KeyRepository
@@ -99,7 +101,7 @@ def _p(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else values[0]
 
 
-async def _run(base: str, key: str, args: argparse.Namespace) -> None:
+async def _run(base: str, key: str, args: argparse.Namespace, gateway_pid: int) -> None:
     limits = httpx.Limits(max_connections=args.concurrency, max_keepalive_connections=args.concurrency)
     async with httpx.AsyncClient(
         base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30, limits=limits
@@ -124,12 +126,17 @@ async def _run(base: str, key: str, args: argparse.Namespace) -> None:
             f"concurrency {args.concurrency}, {args.seconds:.0f} s per endpoint, world with {args.npcs} NPCs "
             f"and {args.events} seeded perceptions"
         )
-        print("| endpoint | requests/s | p50 ms | p95 ms | errors |\n|---|---|---|---|---|")
+        print("| endpoint | requests/s | p50 ms | p95 ms | gateway CPU ms/request | errors |")
+        print("|---|---|---|---|---|---|")
         for name, request in cases.items():
+            cpu = cpu_seconds([gateway_pid])
             rate, latencies, errors = await _load(client, request, args.seconds, args.concurrency)
+            per_request = (cpu_seconds([gateway_pid]) - cpu) * 1000 / len(latencies)
             print(
-                f"| `{name}` | {rate:,.0f} | {_p(latencies, 50):.1f} | {_p(latencies, 95):.1f} | {errors} |"
+                f"| `{name}` | {rate:,.0f} | {_p(latencies, 50):.1f} | {_p(latencies, 95):.1f} "
+                f"| {per_request:.2f} | {errors} |"
             )
+        print(f"load average after the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 def main() -> None:
@@ -175,7 +182,7 @@ def main() -> None:
                     break
             except httpx.HTTPError:
                 time.sleep(0.1)
-        asyncio.run(_run(base, key, args))
+        asyncio.run(_run(base, key, args, proc.pid))
     finally:
         if proc is not None:
             proc.terminate()
