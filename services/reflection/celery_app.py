@@ -14,12 +14,13 @@ __all__ = ["TASK_NAME", "CeleryJobQueue", "create_celery"]
 TASK_NAME = "reflection.run"
 
 
-def create_celery(settings: ReflectionSettings, broker_url: str, *, poll_interval_s: float = 1.0) -> Celery:
+def create_celery(settings: ReflectionSettings, broker_url: str) -> Celery:
     """A Celery app on ``broker_url`` whose default queue is REFLECTION_QUEUE; connects nothing yet.
 
     Late acknowledgement with one message prefetched: a worker that dies mid-run leaves the message to
-    be redelivered, which is safe because a run is idempotent by its key. ``poll_interval_s`` is how
-    often the SQLAlchemy transport polls its table (Redis and RabbitMQ push instead).
+    be redelivered, which is safe because a run is idempotent by its key. The SQLAlchemy transport polls
+    its table once a second (kombu hands every transport option to ``create_engine``, so the interval
+    cannot be set there); Redis and RabbitMQ push.
     """
     app = Celery("reflection", broker=broker_url, set_as_current=False)
     app.conf.update(
@@ -34,7 +35,6 @@ def create_celery(settings: ReflectionSettings, broker_url: str, *, poll_interva
         worker_pool=settings.reflection_worker_pool,
         worker_hijack_root_logger=False,
         broker_connection_retry_on_startup=True,
-        broker_transport_options={"polling_interval": poll_interval_s},
     )
     return app
 

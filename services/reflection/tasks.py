@@ -20,7 +20,7 @@ def register_tasks(app: Celery, runtime: WorkerRuntime, *, retries: int) -> Task
 
     @app.task(  # type: ignore[untyped-decorator]
         name=TASK_NAME, bind=True, autoretry_for=(TransientError, OSError), retry_backoff=True,
-        retry_backoff_max=300, max_retries=retries,
+        retry_backoff_max=300, max_retries=retries, shared=False,
     )
     def run(self: Task, job: dict[str, Any]) -> str:
         return runtime.run(ReflectionJob.model_validate(job))

@@ -7,6 +7,7 @@ connects to nothing (the broker on the worker's start, the database on the first
 from __future__ import annotations
 
 from celery import Celery
+from celery.signals import worker_process_shutdown
 
 from npcworld.settings import resolve_endpoints
 from services.reflection.celery_app import create_celery
@@ -21,8 +22,9 @@ def create_worker_app(settings: Settings) -> Celery:
     """The worker's Celery app with the reflection task bound to a production runtime."""
     database_url = resolve_endpoints(settings).database_url
     worker = create_celery(settings, settings.broker_url(database_url))
-    register_tasks(worker, WorkerRuntime(build_run_deps(settings, database_url)),
-                   retries=settings.reflection_job_retries)
+    runtime = WorkerRuntime(build_run_deps(settings, database_url))
+    register_tasks(worker, runtime, retries=settings.reflection_job_retries)
+    worker_process_shutdown.connect(lambda **_: runtime.close(), weak=False)
     return worker
 
 

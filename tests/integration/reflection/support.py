@@ -67,7 +67,7 @@ class ListQueue:
 async def record_day(
     pool: AsyncConnectionPool, npc: NpcRef, deps: MemoryDeps, texts: list[str] = DAY
 ) -> list[Envelope]:
-    """Each text observed one minute after the previous; the MemoryRecorded events the memory service wrote."""
+    """Each text observed a minute after the previous; returns the MemoryRecorded events written."""
     recorded: list[Envelope] = []
     for i, text in enumerate(texts):
         observed = envelope(ObservationMade(description=text), npc, T0 + timedelta(minutes=i))
@@ -83,7 +83,9 @@ async def consume(pool: AsyncConnectionPool, event: Envelope, deps: ConsumerDeps
     return uow.appended
 
 
-async def consume_all(pool: AsyncConnectionPool, events: list[Envelope], deps: ConsumerDeps) -> list[Envelope]:
+async def consume_all(
+    pool: AsyncConnectionPool, events: list[Envelope], deps: ConsumerDeps
+) -> list[Envelope]:
     appended: list[Envelope] = []
     for event in events:
         appended += await consume(pool, event, deps)

@@ -76,7 +76,7 @@ async def test_a_reflection_memory_does_not_count_toward_the_next_reflection(
 ) -> None:
     npc = new_npc()
     recorded = await record_day(pool, npc, memory_deps, ["Marta is planning a party"])
-    consumer = ConsumerDeps(queue=queue, settings=ReflectionSettings(REFLECTION_THRESHOLD=5))
+    consumer = ConsumerDeps(queue=queue, settings=ReflectionSettings(reflection_threshold=5))
     reflection = recorded[0].model_copy(
         update={"payload": recorded[0].payload.model_copy(update={"kind": "reflection"})}
     )

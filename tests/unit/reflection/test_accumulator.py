@@ -58,13 +58,13 @@ def test_a_failed_run_keeps_the_sum_so_the_next_memory_triggers_a_new_run() -> N
 def test_reflections_plans_and_seeds_do_not_count() -> None:
     acc = Accumulator()
     for kind in ("reflection", "plan", "seed"):
-        acc, trigger = add_importance(acc, kind, 10, threshold=5)  # type: ignore[arg-type]
+        acc, trigger = add_importance(acc, kind, 10, threshold=5)
         assert trigger is None
     assert acc == Accumulator()
 
 
 def test_counted_kinds_can_include_reflections() -> None:
-    acc, trigger = add_importance(Accumulator(), "reflection", 10, threshold=5,
+    _, trigger = add_importance(Accumulator(), "reflection", 10, threshold=5,
                                   counted=frozenset({"reflection"}))
     assert trigger is not None
 

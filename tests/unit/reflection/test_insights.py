@@ -61,9 +61,9 @@ async def test_offline_reflection_asks_3_questions_and_cites_real_memory_ids() -
     for i, text in enumerate(texts * 3):
         reader.add(*ids, text, created_at=T0 + timedelta(minutes=i), importance=6)
     known = {m.memory_id for m in reader.streams[ids]}
-    job = ReflectionJob(tenant_id="t1", world_id="w1", npc_id="marta", run=1, run_key="reflection:t1:w1:marta:1",
-                        world_time=T0 + timedelta(hours=2), trigger_event_id=uuid.uuid4(),
-                        correlation_id=uuid.uuid4())
+    job = ReflectionJob(tenant_id="t1", world_id="w1", npc_id="marta", run=1,
+                        run_key="reflection:t1:w1:marta:1", world_time=T0 + timedelta(hours=2),
+                        trigger_event_id=uuid.uuid4(), correlation_id=uuid.uuid4())
     llm = OfflineLLM()
     done = await compose_reflection(job, "Marta Quill", llm=llm, reader=reader, settings=ReflectionSettings())
     assert len(done.questions) == 3 and done.provider == "offline"

@@ -1,0 +1,98 @@
+"""The same reflection through real Celery: a worker thread consuming from Redis (the production broker) and
+from kombu's SQLAlchemy transport on Postgres (the embedded default)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+from psycopg_pool import AsyncConnectionPool
+
+from npcworld.contracts import ReflectionTriggered
+from npcworld.db import open_pool
+from npcworld.llm import LLMSettings, build_llm
+from npcworld.memory_client.http import HttpMemoryReader
+from services.memory.deps import MemoryDeps
+from services.reflection.celery_app import CeleryJobQueue, create_celery
+from services.reflection.deps import ConsumerDeps, RunDeps
+from services.reflection.job import ReflectionJob
+from services.reflection.reflect import Outcome
+from services.reflection.runtime import WorkerRuntime
+from services.reflection.settings import ReflectionSettings, sqlalchemy_broker_url
+from services.reflection.tasks import register_tasks
+from tests.integration.memory.support import new_npc
+from tests.integration.reflection.support import (
+    accumulator,
+    completed,
+    consume,
+    consume_all,
+    record_day,
+    run_stream,
+)
+from tests.polling import eventually
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+class RecordingRuntime(WorkerRuntime):
+    """The worker runtime, noting each job's outcome so the test knows when both deliveries ran."""
+
+    outcomes: list[Outcome]
+
+    def run(self, job: ReflectionJob) -> Outcome:
+        outcome = super().run(job)
+        self.outcomes.append(outcome)
+        return outcome
+
+
+def _runtime(database_url: str, memory_url: str) -> RecordingRuntime:
+    async def build() -> RunDeps:
+        pool = await open_pool(database_url, min_size=1, max_size=2)
+        return RunDeps(pool=pool, llm=build_llm(LLMSettings(), pool), reader=HttpMemoryReader(memory_url),
+                       settings=ReflectionSettings())
+
+    runtime = RecordingRuntime(build)
+    runtime.outcomes = []
+    return runtime
+
+
+# kombu's SQLAlchemy transport maps its tables with ``noload``, which SQLAlchemy 2.1 deprecates (still works).
+@pytest.mark.filterwarnings("ignore:The ``noload`` loader strategy:sqlalchemy.exc.SADeprecationWarning")
+@pytest.mark.parametrize(
+    "broker_url",
+    [pytest.param(lambda db: REDIS_URL, id="redis"),
+     pytest.param(sqlalchemy_broker_url, id="sqlalchemy-postgres")],
+)
+async def test_a_trigger_delivered_twice_runs_one_reflection_through_celery(
+    pool: AsyncConnectionPool, database_url: str, memory_url: str, memory_deps: MemoryDeps,
+    broker_url: Callable[[str], str],
+) -> None:
+    settings = ReflectionSettings(reflection_queue=f"reflection-test-{uuid.uuid4().hex[:10]}",
+                                  reflection_worker_pool="solo")
+    app = create_celery(settings, broker_url(database_url))
+    runtime = _runtime(database_url, memory_url)
+    register_tasks(app, runtime, retries=0)
+    consumer = ConsumerDeps(queue=CeleryJobQueue(app, settings.reflection_queue), settings=settings)
+
+    npc = new_npc()
+    recorded = await record_day(pool, npc, memory_deps)
+    [trigger] = await consume_all(pool, recorded, consumer)
+    assert isinstance(trigger.payload, ReflectionTriggered)
+    with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30):
+        await consume(pool, trigger, consumer)
+        await consume(pool, trigger, consumer)  # redelivered
+        outcomes = await eventually(lambda: _copy(runtime.outcomes), lambda o: len(o) == 2, timeout=60)
+    await asyncio.to_thread(runtime.close)  # its loop is not this test's loop
+    assert sorted(outcomes) == ["already_done", "completed"]
+
+    done = await completed(pool, trigger.payload.run_key)
+    assert len(done.questions) == 3 and done.insights
+    await consume(pool, (await run_stream(pool, done.run_key))[1].envelope, consumer)
+    assert await accumulator(pool, npc) == (0, 1, None)
+
+
+async def _copy(items: list[Outcome]) -> list[Outcome]:
+    return list(items)
