@@ -22,6 +22,8 @@ __all__ = ["ProcessGroup", "Supervisor", "process_commands"]
 # Every service package with a consumer entrypoint runs as its own process.
 _ROOT = Path(__file__).resolve().parents[2]
 SERVICE_MODULES = tuple(sorted(p.parent.name for p in _ROOT.glob("services/*/consumer.py")))
+# Services with Celery jobs also run a worker (``celery -A services.<svc>.worker worker``).
+WORKER_MODULES = tuple(sorted(p.parent.name for p in _ROOT.glob("services/*/worker.py")))
 
 
 def process_commands(port: int | None) -> dict[str, list[str]]:
@@ -30,6 +32,9 @@ def process_commands(port: int | None) -> dict[str, list[str]]:
     cmds = {"relay": [py, "-m", "npcworld.cli", "relay"]}
     for svc in SERVICE_MODULES:
         cmds[svc] = [py, "-m", f"services.{svc}.consumer"]
+    for svc in WORKER_MODULES:
+        cmds[f"{svc}-worker"] = [py, "-m", "celery", "-A", f"services.{svc}.worker", "worker",
+                                 "--loglevel", "WARNING"]
     if port is not None:
         cmds["gateway"] = [
             py,
