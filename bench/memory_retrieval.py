@@ -34,6 +34,7 @@ from npcworld.ids import uuid7
 from services.memory.deps import MemoryDeps
 from services.memory.domain import ImportanceRatings, NpcRef, RatingContext, RetrievalWeights
 from services.memory.handlers import on_observation_made
+from services.memory.indexing import maintain_indexes_once
 from services.memory.repository import MemoryRepository
 from services.memory.retrieval import rank
 from services.memory.settings import MemorySettings
@@ -207,6 +208,17 @@ def build_index(url: str) -> float:
     return seconds
 
 
+def own_indexes(url: str, settings: MemorySettings) -> float:
+    """Build the per-stream indexes the memory service's background upkeep would build."""
+    deps = MemoryDeps(embedder=LocalMiniLMEmbedder(), rater=ConstantRater(), settings=settings)
+    started = time.perf_counter()
+    while asyncio.run(maintain_indexes_once(url, deps)):
+        pass
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE memories")
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--database-url", help="an existing empty database (default: embedded Postgres)")
@@ -216,15 +228,18 @@ def main() -> None:
     )
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--ingest", type=int, default=300)
-    parser.add_argument("--shared-buffers", default="8GB", help="for the embedded server")
+    parser.add_argument("--shared-buffers", default=None, help="override the embedded server's (1GB)")
+    parser.add_argument("--repeat", type=int, default=1, help="measure each NPC this many times")
+    parser.add_argument("--filler", type=int, default=9_999, help="memories per NPC filling the table")
     parser.add_argument("--warmup", type=int, default=50, help="queries per NPC before measuring")
     args = parser.parse_args()
     pgdata = Path(tempfile.mkdtemp(prefix="npcworld-bench-")) / "pgdata"
     url = args.database_url or start_postgres(pgdata)
     if not args.database_url:
-        # The embedded server starts with PostgreSQL's 128 MB default; give it what production would have.
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f"ALTER SYSTEM SET shared_buffers = '{args.shared_buffers}'")
+        # start_postgres set the embedded server's settings; shared_buffers needs a restart to apply.
+        if args.shared_buffers:
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(f"ALTER SYSTEM SET shared_buffers = '{args.shared_buffers}'")
         stop_postgres(pgdata)
         # A fresh process: the pgserver wheel caches a stopped server per data dir in this one.
         url = subprocess.run(
@@ -246,28 +261,35 @@ def run(url: str, args: argparse.Namespace) -> None:
         register_vector(conn)
         conn.execute("DROP INDEX memories_embedding_384_hnsw")
         streams = [(n, *load_npc(conn, n, rng)) for n in sizes]
-    print(f"loaded {sum(sizes)} memories; HNSW build {build_index(url):.1f} s")
+    with psycopg.connect(url) as conn:
+        print("server:", ", ".join(f"{n}={conn.execute(f'SHOW {n}').fetchone()[0]}"  # type: ignore[index]
+                                   for n in ("shared_buffers", "work_mem", "effective_cache_size")))
+    print(f"loaded {sum(sizes)} memories; shared HNSW build {build_index(url):.1f} s; "
+          f"own indexes (streams >= {settings.own_index_min}) {own_indexes(url, settings):.1f} s")
     for n, npc, vectors in streams:
-        r = asyncio.run(measure(url, npc, vectors, args, settings))
-        print(
-            f"one NPC, {n:>7} memories: p50 {r['p50']:6.2f} ms  p95 {r['p95']:6.2f} ms  "
-            f"recall@10 {r['recall']:.3f}"
-        )
+        for _ in range(args.repeat):
+            r = asyncio.run(measure(url, npc, vectors, args, settings))
+            print(
+                f"one NPC, {n:>7} memories: p50 {r['p50']:6.2f} ms  p95 {r['p95']:6.2f} ms  "
+                f"recall@10 {r['recall']:.3f}"
+            )
     if args.total:
         with psycopg.connect(url, autocommit=True) as conn:
             register_vector(conn)
             conn.execute("DROP INDEX memories_embedding_384_hnsw")
             loaded = sum(sizes)
             while loaded < args.total:
-                load_npc(conn, min(10_000, args.total - loaded), rng)
-                loaded += min(10_000, args.total - loaded)
-        print(f"table now {loaded} memories across NPCs; HNSW build {build_index(url):.1f} s")
+                load_npc(conn, min(args.filler, args.total - loaded), rng)
+                loaded += min(args.filler, args.total - loaded)
+        print(f"table now {loaded} memories across NPCs; shared HNSW build {build_index(url):.1f} s; "
+              f"own indexes {own_indexes(url, settings):.1f} s")
         for n, npc, vectors in streams:
-            r = asyncio.run(measure(url, npc, vectors, args, settings))
-            print(
-                f"{loaded} rows, NPC with {n:>7}: p50 {r['p50']:6.2f} ms  p95 {r['p95']:6.2f} ms  "
-                f"recall@10 {r['recall']:.3f}"
-            )
+            for _ in range(args.repeat):
+                r = asyncio.run(measure(url, npc, vectors, args, settings))
+                print(
+                    f"{loaded} rows, NPC with {n:>7}: p50 {r['p50']:6.2f} ms  p95 {r['p95']:6.2f} ms  "
+                    f"recall@10 {r['recall']:.3f}"
+                )
     if args.ingest:
         handled, batched = asyncio.run(ingest(url, args.ingest))
         print(

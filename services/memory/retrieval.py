@@ -31,13 +31,13 @@ from services.memory.domain import (
     relevance_bound,
     score_candidates,
 )
-from services.memory.repository import Conn, ScoreFloor
+from services.memory.repository import Conn, IndexCandidates, ScoreFloor, SearchPlan
 
 __all__ = ["MAX_K", "MAX_QUERY_LENGTH", "RetrievedMemory", "rank", "retrieve"]
 
 MAX_K = 100
 MAX_QUERY_LENGTH = 2000
-_FARTHEST_EF_SEARCH = 64
+_FARTHEST_EF_SEARCH = 40
 
 
 @dataclass(frozen=True)
@@ -137,22 +137,37 @@ async def _threshold_top_k(
     k: int,
 ) -> list[ScoredMemory]:
     repo, cfg = deps.repository, deps.settings
-    imp_lo, imp_hi, acc_lo, acc_hi = await repo.accessed_and_importance_range(conn, stream)
-    # The least relevant memory is the one most similar to the negated query. That point lies far from
-    # every memory, where an iterative search wanders for long: one plain graph search is close enough.
-    far = await repo.nearest(conn, stream, -query, 1, _FARTHEST_EF_SEARCH, iterative=False)
     size = max(cfg.candidate_pool, 2 * k)
-    relevant = await repo.nearest(conn, stream, query, size, cfg.hnsw_ef_search)
-    relevances = [c.relevance for c in relevant] + [-c.relevance for c in far]
+    plan = SearchPlan(size, cfg.hnsw_ef_search, _FARTHEST_EF_SEARCH, cfg.prior_pool, weights, now)
+    found = await repo.index_candidates(conn, stream, query, plan)
+    return await _threshold(conn, deps, stream, query, found, plan, k)
+
+
+async def _threshold(
+    conn: Conn,
+    deps: MemoryDeps,
+    stream: NpcStream,
+    query: npt.NDArray[np.float32],
+    found: IndexCandidates,
+    plan: SearchPlan,
+    k: int,
+) -> list[ScoredMemory]:
+    now, weights, relevant = plan.now, plan.weights, found.relevant
+    relevances = [c.relevance for c in [*relevant, *found.farthest]]
+    imp_lo, imp_hi, acc_lo, acc_hi = found.ranges
     stats = StreamStats(float(imp_lo), float(imp_hi), acc_lo, acc_hi, min(relevances), max(relevances))
-    top = score_candidates(relevant, stats, now, weights, k)
-    if len(relevant) < size:  # the index ran out of rows: the list is the whole stream
-        return top
+    if len(relevant) < plan.limit:  # the index ran out of rows: the list is the whole stream
+        await deps.repository.restore_settings(conn, found.enable_sort)
+        return score_candidates(relevant, stats, now, weights, k)
+    seen = {c.memory_id for c in relevant}
+    candidates = [*relevant, *(c for c in found.by_prior if c.memory_id not in seen)]
+    top = score_candidates(candidates, stats, now, weights, k)
     # Fagin's threshold: a memory outside the relevance list is at most as relevant as its last entry, so
     # it can only beat the k-th best with a prior of at least this; those are a few index ranges.
     floor = top[-1].score if len(top) == k else -math.inf
     needed = floor - relevance_bound(relevant[-1].relevance, stats, weights)
     since = prior_thresholds(stats, now, weights, needed)
-    bounds = ScoreFloor(floor, now, stats, weights, tuple(c.memory_id for c in relevant), cfg.prior_pool)
-    more = await repo.prior_candidates(conn, stream, query, since, bounds)
-    return score_candidates([*relevant, *more], stats, now, weights, k)
+    exclude = tuple(c.memory_id for c in candidates)
+    bounds = ScoreFloor(floor, now, stats, weights, exclude, deps.settings.range_cap)
+    more = await deps.repository.prior_candidates(conn, stream, query, since, bounds, found.enable_sort)
+    return score_candidates([*candidates, *more], stats, now, weights, k)

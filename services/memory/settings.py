@@ -29,10 +29,12 @@ class MemorySettings(BaseSettings):
     embedding_dimensions: int = Field(default=0, ge=0, le=16000, validation_alias="EMBEDDING_DIMENSIONS")
     # Streams up to this size are scored exactly in one SQL scan; larger ones use the HNSW index.
     exact_scan_max: int = Field(default=5000, ge=0, validation_alias="MEMORY_EXACT_SCAN_MAX")
-    # Index path: the top-C by relevance from HNSW, then the memories whose importance + recency could still
-    # beat the k-th best, at most MEMORY_PRIOR_POOL per importance level (bench/memory_retrieval.py).
-    candidate_pool: int = Field(default=100, ge=1, le=1000, validation_alias="MEMORY_CANDIDATE_POOL")
-    prior_pool: int = Field(default=5000, ge=1, le=100000, validation_alias="MEMORY_PRIOR_POOL")
+    # Index path (bench/memory_retrieval.py): the top MEMORY_CANDIDATE_POOL by relevance from HNSW and the top
+    # MEMORY_PRIOR_POOL by importance + recency, then the memories whose importance + recency could still beat
+    # the k-th best, at most MEMORY_RANGE_CAP per importance level, most recent first.
+    candidate_pool: int = Field(default=128, ge=1, le=1000, validation_alias="MEMORY_CANDIDATE_POOL")
+    prior_pool: int = Field(default=200, ge=1, le=5000, validation_alias="MEMORY_PRIOR_POOL")
+    range_cap: int = Field(default=200, ge=1, le=100000, validation_alias="MEMORY_RANGE_CAP")
     hnsw_ef_search: int = Field(default=100, ge=1, le=1000, validation_alias="MEMORY_HNSW_EF_SEARCH")
     # Streams with at least this many memories get an HNSW index of their own (built in the background).
     own_index_min: int = Field(default=10000, ge=1, validation_alias="MEMORY_OWN_INDEX_MIN")

@@ -82,10 +82,11 @@ def _normalise(value: float, low: float, high: float) -> float:
     return min(max((value - low) / (high - low), 0.0), 1.0)
 
 
-def _components(c: Candidate, stats: StreamStats, now: datetime) -> tuple[float, float, float]:
-    rec = _normalise(
-        recency(now, c.last_accessed_at), recency(now, stats.accessed_min), recency(now, stats.accessed_max)
-    )
+def _components(
+    c: Candidate, stats: StreamStats, now: datetime, rec_range: tuple[float, float] | None = None
+) -> tuple[float, float, float]:
+    rec_lo, rec_hi = rec_range or (recency(now, stats.accessed_min), recency(now, stats.accessed_max))
+    rec = _normalise(recency(now, c.last_accessed_at), rec_lo, rec_hi)
     imp = _normalise(float(c.importance), stats.importance_min, stats.importance_max)
     rel = _normalise(c.relevance, stats.relevance_min, stats.relevance_max)
     return rec, imp, rel
@@ -99,8 +100,9 @@ def score_candidates(
     Ties break on memory id, so every implementation orders equal scores the same way.
     """
     scored = []
+    rec_range = (recency(now, stats.accessed_min), recency(now, stats.accessed_max))
     for c in candidates:
-        rec, imp, rel = _components(c, stats, now)
+        rec, imp, rel = _components(c, stats, now, rec_range)
         score = weights.recency * rec + weights.importance * imp + weights.relevance * rel
         scored.append(ScoredMemory(c.memory_id, score, rec, imp, rel))
     scored.sort(key=lambda s: (-s.score, s.memory_id))

@@ -1,6 +1,7 @@
 """All SQL of the memory service, behind one repository class (Postgres + pgvector)."""
 
+from services.memory.repository._ranking import IndexCandidates, SearchPlan
 from services.memory.repository._rows import Conn, ScoreFloor
 from services.memory.repository._streams import MemoryRepository
 
-__all__ = ["Conn", "MemoryRepository", "ScoreFloor"]
+__all__ = ["Conn", "IndexCandidates", "MemoryRepository", "ScoreFloor", "SearchPlan"]

@@ -1,14 +1,15 @@
-"""Retrieval queries: exact top-k in one scan; HNSW and per-importance candidate lists for large streams."""
+"""Retrieval queries: exact top-k in one scan; for large streams, HNSW and importance + recency candidates."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from psycopg import sql
+from psycopg import AsyncCursor, sql
 
 from services.memory.domain import (
     Candidate,
@@ -19,13 +20,14 @@ from services.memory.domain import (
 from services.memory.repository._rows import (
     _EXACT,
     _PRIOR,
+    _TOP_PRIOR,
     Conn,
     ScoreFloor,
     _params,
     _vector,
 )
 
-__all__ = ["RankingQueries"]
+__all__ = ["IndexCandidates", "RankingQueries", "SearchPlan"]
 
 
 class RankingQueries:
@@ -55,70 +57,83 @@ class RankingQueries:
         )
         return [ScoredMemory(r[0], r[1], r[2], r[3], r[4]) for r in await cur.fetchall()]
 
-    async def accessed_and_importance_range(
-        self, conn: Conn, stream: NpcStream
-    ) -> tuple[int, int, datetime, datetime]:
-        """Min/max importance and last access over the stream (four index probes, no scan)."""
-        cur = await conn.execute(
-            """SELECT min(importance), max(importance), min(last_accessed_at), max(last_accessed_at)
-               FROM memory_access WHERE npc_key = %(key)s""",
-            _params(stream),
-        )
-        row = await cur.fetchone()
-        assert row is not None and row[0] is not None
-        return int(row[0]), int(row[1]), row[2], row[3]
+    async def index_candidates(
+        self, conn: Conn, stream: NpcStream, query: npt.NDArray[np.float32], plan: SearchPlan
+    ) -> IndexCandidates:
+        """First phase of the index path, pipelined (one round trip): importance and access ranges, the
+        ``plan.limit`` most relevant memories via HNSW, the least relevant one, and the ``plan.prior_top``
+        best by importance + recency, each with its exact cosine to ``query``. Runs in the caller's
+        transaction, whose planner and HNSW settings it changes until ``restore_settings``.
 
-    async def nearest(
+        A large stream has an index of its own, searched plainly. Otherwise the shared index is searched with
+        pgvector's iterative scan, which keeps reading the graph until enough rows pass the per-NPC filter.
+        The least relevant memory is the one nearest the negated query, far from every memory, where an
+        iterative search wanders for long: one plain graph search of ``plan.far_ef_search`` finds it.
+        """
+        iterative = "off" if stream.own_index else "relaxed_order"
+        async with conn.pipeline():
+            # The planner's HNSW cost estimate is pessimistic: for a few hundred rows it would rather sort
+            # the NPC's whole stream, which is what this path exists to avoid.
+            ranges = await conn.execute(
+                "SELECT current_setting('enable_sort'), set_config('enable_sort', 'off', true), "
+                "set_config('hnsw.iterative_scan', %s, true), set_config('hnsw.ef_search', %s, true), "
+                "min(importance), max(importance), min(last_accessed_at), max(last_accessed_at) "
+                "FROM memory_access WHERE npc_key = %s",
+                (iterative, str(min(max(plan.ef_search, plan.limit), 1000)), stream.key),
+            )
+            near = await self._nearest(conn, stream, query, plan.limit, query)
+            await conn.execute(
+                "SELECT set_config('hnsw.iterative_scan', 'off', true), "
+                "set_config('hnsw.ef_search', %s, true)",
+                (str(plan.far_ef_search),),
+            )
+            far = await self._nearest(conn, stream, -query, 1, query)
+            prior = await conn.execute(
+                _TOP_PRIOR,
+                _params(stream, q=_vector(query), top=plan.prior_top, now=plan.now,
+                        wimp=plan.weights.importance, wrec=plan.weights.recency),
+            )
+            row = await ranges.fetchone()
+            assert row is not None and row[4] is not None
+            return IndexCandidates(
+                (int(row[4]), int(row[5]), row[6], row[7]),
+                await _candidates(near),
+                await _candidates(far),
+                await _candidates(prior),
+                row[0],
+            )
+
+    async def _nearest(
         self,
         conn: Conn,
         stream: NpcStream,
         query: npt.NDArray[np.float32],
         limit: int,
-        ef_search: int,
-        *,
-        iterative: bool = True,
-    ) -> list[Candidate]:
-        """The ``limit`` memories most similar to ``query`` via HNSW, best first, with exact cosines.
-
-        A large stream has an index of its own, searched plainly. Otherwise the shared index is searched with
-        pgvector's iterative scan, which keeps reading the graph until enough rows pass the per-NPC filter.
-        Without it one graph search of ``ef_search`` runs and only its rows of this NPC come back.
-        """
-        iterative = iterative and not stream.own_index
-        # The settings are transaction-local: an autocommit connection gets a transaction of its own.
-        async with conn.transaction() if conn.autocommit else contextlib.nullcontext():
-            # The planner's HNSW cost estimate is pessimistic: for a few hundred rows it would rather
-            # sort the NPC's whole stream, which is what this path exists to avoid.
-            cur = await conn.execute(
-                "SELECT current_setting('enable_sort'), set_config('enable_sort', 'off', true), "
-                "set_config('hnsw.iterative_scan', %s, true), set_config('hnsw.ef_search', %s, true)",
-                ("relaxed_order" if iterative else "off", str(min(max(ef_search, limit), 1000))),
-            )
-            row = await cur.fetchone()
-            hits = await self._nearest(conn, stream, query, limit)
-            await conn.execute("SELECT set_config('enable_sort', %s, true)", (row[0] if row else "on",))
-            return hits
-
-    async def _nearest(
-        self, conn: Conn, stream: NpcStream, query: npt.NDArray[np.float32], limit: int
-    ) -> list[Candidate]:
+        relevance_to: npt.NDArray[np.float32],
+    ) -> AsyncCursor[Any]:
         # npc_key and dims as literals, so the planner can prove a stream's own partial index applies.
         dims, key = sql.Literal(stream.embedding_dims), sql.Literal(stream.key)
         query_sql = sql.SQL(
-            "SELECT memory_id, (embedding::vector({dims})) <=> %(q)s::vector({dims}) AS distance "
+            "SELECT memory_id, (embedding::vector({dims})) <=> %(q)s::vector({dims}) AS distance, "
+            "(embedding::vector({dims})) <=> %(r)s::vector({dims}) AS relevance_distance "
             "FROM memories WHERE npc_key = {key} AND embedding_dims = {dims} "
             "ORDER BY (embedding::vector({dims})) <=> %(q)s::vector({dims}) LIMIT %(limit)s"
         ).format(dims=dims, key=key)
         # relaxed_order may return rows slightly out of order: materialise, then sort exactly.
         wrapped = sql.SQL(
             "WITH hits AS MATERIALIZED ({q}) "
-            "SELECT h.memory_id::text, a.importance, a.last_accessed_at, 1 - h.distance FROM hits AS h "
+            "SELECT h.memory_id::text, a.importance, a.last_accessed_at, 1 - h.relevance_distance "
+            "FROM hits AS h "
             "JOIN memory_access AS a ON a.npc_key = {key} AND a.memory_id = h.memory_id "
             "ORDER BY h.distance, h.memory_id"
         ).format(q=query_sql, key=key)
         # Never a prepared (generic) plan: without the actual limit the planner picks a full per-NPC sort.
-        cur = await conn.execute(wrapped, {"q": _vector(query), "limit": limit}, prepare=False)
-        return [Candidate(r[0], int(r[1]), r[2], float(r[3])) for r in await cur.fetchall()]
+        params = {"q": _vector(query), "r": _vector(relevance_to), "limit": limit}
+        return await conn.execute(wrapped, params, prepare=False)
+
+    async def restore_settings(self, conn: Conn, enable_sort: str) -> None:
+        """Undo what ``index_candidates`` changed for the rest of the transaction."""
+        await conn.execute("SELECT set_config('enable_sort', %s, true)", (enable_sort,))
 
     async def prior_candidates(
         self,
@@ -127,25 +142,56 @@ class RankingQueries:
         query: npt.NDArray[np.float32],
         since: Mapping[int, datetime | None],
         bounds: ScoreFloor,
+        enable_sort: str,
     ) -> list[Candidate]:
         """Memories accessed at or after ``since[importance]`` (one index range per level) that can score at
-        least ``bounds.floor``, with exact cosines; at most ``bounds.cap`` per level, most recent first."""
+        least ``bounds.floor``, with exact cosines; at most ``bounds.cap`` per level, most recent first.
+        Also restores the settings ``index_candidates`` changed (in the same round trip)."""
         if not since:
+            await self.restore_settings(conn, enable_sort)
             return []
         oldest = datetime(1, 1, 1, tzinfo=UTC)
-        cur = await conn.execute(
-            _PRIOR,
-            _params(
-                stream,
-                q=_vector(query),
-                levels=list(since),
-                since=[t or oldest for t in since.values()],
-                exclude=list(bounds.exclude),
-                cap=bounds.cap,
-                now=bounds.now,
-                floor=bounds.floor - 1e-9,
-                **bounds.sql_params(),
-            ),
-            prepare=False,
-        )
-        return [Candidate(r[0], int(r[1]), r[2], float(r[3])) for r in await cur.fetchall()]
+        async with conn.pipeline():
+            cur = await conn.execute(
+                _PRIOR,
+                _params(
+                    stream,
+                    q=_vector(query),
+                    levels=list(since),
+                    since=[t or oldest for t in since.values()],
+                    exclude=list(bounds.exclude),
+                    cap=bounds.cap,
+                    now=bounds.now,
+                    floor=bounds.floor - 1e-9,
+                    **bounds.sql_params(),
+                ),
+            )
+            await self.restore_settings(conn, enable_sort)
+            return await _candidates(cur)
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """How wide the first phase of the index path searches."""
+
+    limit: int
+    ef_search: int
+    far_ef_search: int
+    prior_top: int
+    weights: RetrievalWeights
+    now: datetime
+
+
+@dataclass(frozen=True)
+class IndexCandidates:
+    """What the first phase found: (min, max importance, min, max last access) and three candidate lists."""
+
+    ranges: tuple[int, int, datetime, datetime]
+    relevant: list[Candidate]
+    farthest: list[Candidate]
+    by_prior: list[Candidate]
+    enable_sort: str
+
+
+async def _candidates(cur: AsyncCursor[Any]) -> list[Candidate]:
+    return [Candidate(r[0], int(r[1]), r[2], float(r[3])) for r in await cur.fetchall()]

@@ -90,11 +90,13 @@ FROM normalised ORDER BY score DESC, memory_id LIMIT %(k)s
 # accesses recent enough to matter), exact cosines for those rows only, and only rows that can still reach the
 # k-th best score found so far. The normalisation mirrors domain.scoring; Python rescores what comes back.
 _NORM = "CASE WHEN {hi} > {lo} THEN least(greatest(({x} - {lo}) / ({hi} - {lo}), 0), 1) ELSE 0.5 END"
+_RECENCY = (
+    "power(0.995::float8, greatest(extract(epoch FROM (%(now)s::timestamptz - {t}))::float8 / 3600.0, 0.0))"
+)
 _PRIOR = f"""
 SELECT c.memory_id::text, c.importance, c.last_accessed_at, c.rel FROM (
     SELECT a.memory_id, a.importance, a.last_accessed_at, 1 - (m.embedding <=> %(q)s::vector) AS rel,
-           power(0.995::float8, greatest(
-               extract(epoch FROM (%(now)s::timestamptz - a.last_accessed_at))::float8 / 3600.0, 0.0)) AS rec
+           {_RECENCY.format(t="a.last_accessed_at")} AS rec
     FROM unnest(%(levels)s::int[], %(since)s::timestamptz[]) AS l(importance, since)
     CROSS JOIN LATERAL (
         SELECT memory_id, importance, last_accessed_at FROM memory_access
@@ -106,6 +108,29 @@ SELECT c.memory_id::text, c.importance, c.last_accessed_at, c.rel FROM (
 WHERE %(wimp)s * {_NORM.format(x="c.importance::float8", lo="%(ilo)s", hi="%(ihi)s")}
     + %(wrec)s * {_NORM.format(x="c.rec", lo="%(reclo)s", hi="%(rechi)s")}
     + %(wrel)s * {_NORM.format(x="c.rel", lo="%(rello)s", hi="%(relhi)s")} >= %(floor)s
+"""
+
+
+# The ``top`` memories by importance + recency alone (the prior), from the ``top`` most recent of each
+# importance level (index-only), with exact cosines: they make the k-th best score a tight bar early.
+_TOP_PRIOR = f"""
+WITH r AS MATERIALIZED (
+    SELECT min(importance)::float8 AS ilo, max(importance)::float8 AS ihi,
+           {_RECENCY.format(t="min(last_accessed_at)")} AS reclo,
+           {_RECENCY.format(t="max(last_accessed_at)")} AS rechi
+    FROM memory_access WHERE npc_key = %(key)s
+)
+SELECT c.memory_id::text, c.importance, c.last_accessed_at, 1 - (m.embedding <=> %(q)s::vector) FROM (
+    SELECT a.memory_id, a.importance, a.last_accessed_at
+    FROM r CROSS JOIN generate_series(r.ilo::int, r.ihi::int) AS l(importance) CROSS JOIN LATERAL (
+        SELECT memory_id, importance, last_accessed_at FROM memory_access
+        WHERE npc_key = %(key)s AND importance = l.importance
+        ORDER BY last_accessed_at DESC LIMIT %(top)s) AS a
+    ORDER BY %(wimp)s * {_NORM.format(x="a.importance::float8", lo="r.ilo", hi="r.ihi")}
+        + %(wrec)s * {_NORM.format(x=_RECENCY.format(t="a.last_accessed_at"), lo="r.reclo", hi="r.rechi")}
+        DESC, a.memory_id
+    LIMIT %(top)s
+) AS c JOIN memories AS m ON m.npc_key = %(key)s AND m.memory_id = c.memory_id
 """
 
 
