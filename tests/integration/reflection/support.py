@@ -7,16 +7,47 @@ from datetime import UTC, datetime, timedelta
 from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import Envelope, ObservationMade, ReflectionCompleted
+from npcworld.db import open_pool
 from npcworld.eventstore import EventStore, StoredEvent, UnitOfWork
+from npcworld.llm import LLMSettings, build_llm
+from npcworld.memory_client.http import HttpMemoryReader
 from services.memory.deps import MemoryDeps
 from services.memory.domain import NpcRef
-from services.reflection.deps import ConsumerDeps
+from services.reflection.deps import ConsumerDeps, RunDeps
 from services.reflection.handlers import HANDLERS
 from services.reflection.job import ReflectionJob
+from services.reflection.reflect import Outcome
 from services.reflection.repository import NpcKey, ReflectionRepository
+from services.reflection.runtime import WorkerRuntime
+from services.reflection.settings import ReflectionSettings
 from tests.integration.memory.support import envelope, handle
 
 T0 = datetime(2023, 2, 13, 8, 0, tzinfo=UTC)
+REDIS_URL = "redis://127.0.0.1:6379/0"  # unique queue names per test keep tests apart
+
+
+class RecordingRuntime(WorkerRuntime):
+    """The worker runtime, noting each job's outcome so the test knows when both deliveries ran."""
+
+    outcomes: list[Outcome]
+
+    def run(self, job: ReflectionJob) -> Outcome:
+        outcome = super().run(job)
+        self.outcomes.append(outcome)
+        return outcome
+
+
+def recording_runtime(database_url: str, memory_url: str) -> RecordingRuntime:
+    async def build() -> RunDeps:
+        pool = await open_pool(database_url, min_size=1, max_size=2)
+        return RunDeps(pool=pool, llm=build_llm(LLMSettings(), pool), reader=HttpMemoryReader(memory_url),
+                       settings=ReflectionSettings())
+
+    runtime = RecordingRuntime(build)
+    runtime.outcomes = []
+    return runtime
+
+
 
 # With the keyword rater (a party 9, anything else 2) the 26th observation brings the sum to exactly 150
 # (no reflection yet: it must exceed 150) and the 27th to 159; the last two arrive while the run is pending.

@@ -12,51 +12,24 @@ from celery.contrib.testing.worker import start_worker
 from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import ReflectionTriggered
-from npcworld.db import open_pool
-from npcworld.llm import LLMSettings, build_llm
-from npcworld.memory_client.http import HttpMemoryReader
 from services.memory.deps import MemoryDeps
 from services.reflection.celery_app import CeleryJobQueue, create_celery
-from services.reflection.deps import ConsumerDeps, RunDeps
-from services.reflection.job import ReflectionJob
+from services.reflection.deps import ConsumerDeps
 from services.reflection.reflect import Outcome
-from services.reflection.runtime import WorkerRuntime
 from services.reflection.settings import ReflectionSettings, sqlalchemy_broker_url
 from services.reflection.tasks import register_tasks
 from tests.integration.memory.support import new_npc
 from tests.integration.reflection.support import (
+    REDIS_URL,
     accumulator,
     completed,
     consume,
     consume_all,
     record_day,
+    recording_runtime,
     run_stream,
 )
 from tests.polling import eventually
-
-REDIS_URL = "redis://127.0.0.1:6379/0"
-
-
-class RecordingRuntime(WorkerRuntime):
-    """The worker runtime, noting each job's outcome so the test knows when both deliveries ran."""
-
-    outcomes: list[Outcome]
-
-    def run(self, job: ReflectionJob) -> Outcome:
-        outcome = super().run(job)
-        self.outcomes.append(outcome)
-        return outcome
-
-
-def _runtime(database_url: str, memory_url: str) -> RecordingRuntime:
-    async def build() -> RunDeps:
-        pool = await open_pool(database_url, min_size=1, max_size=2)
-        return RunDeps(pool=pool, llm=build_llm(LLMSettings(), pool), reader=HttpMemoryReader(memory_url),
-                       settings=ReflectionSettings())
-
-    runtime = RecordingRuntime(build)
-    runtime.outcomes = []
-    return runtime
 
 
 # kombu's SQLAlchemy transport maps its tables with ``noload``, which SQLAlchemy 2.1 deprecates (still works).
@@ -73,7 +46,7 @@ async def test_a_trigger_delivered_twice_runs_one_reflection_through_celery(
     settings = ReflectionSettings(reflection_queue=f"reflection-test-{uuid.uuid4().hex[:10]}",
                                   reflection_worker_pool="solo")
     app = create_celery(settings, broker_url(database_url))
-    runtime = _runtime(database_url, memory_url)
+    runtime = recording_runtime(database_url, memory_url)
     register_tasks(app, runtime, retries=0)
     consumer = ConsumerDeps(queue=CeleryJobQueue(app, settings.reflection_queue), settings=settings)
 

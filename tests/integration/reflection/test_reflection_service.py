@@ -25,8 +25,7 @@ from services.reflection.settings import ReflectionSettings
 from services.reflection.tasks import register_tasks
 from tests.infra import BrokerForTests
 from tests.integration.memory.support import new_npc
-from tests.integration.reflection.support import DAY, T0, accumulator
-from tests.integration.reflection.test_celery_brokers import REDIS_URL, _runtime
+from tests.integration.reflection.support import DAY, REDIS_URL, T0, accumulator, recording_runtime
 from tests.polling import eventually
 
 
@@ -36,9 +35,10 @@ async def test_observations_become_one_reflection_stored_as_reflection_memories(
 ) -> None:
     # The offline importance of this day sums to less than 150; a lower threshold keeps the test short.
     queue = f"reflection-{uuid.uuid4().hex[:10]}"
-    settings = ReflectionSettings(reflection_threshold=40, reflection_queue=queue, reflection_worker_pool="solo")
+    settings = ReflectionSettings(reflection_threshold=40, reflection_queue=queue,
+                                  reflection_worker_pool="solo")
     app = create_celery(settings, REDIS_URL)
-    runtime = _runtime(database_url, memory_url)
+    runtime = recording_runtime(database_url, memory_url)
     register_tasks(app, runtime, retries=0)
     deps = ConsumerDeps(queue=CeleryJobQueue(app, settings.reflection_queue), settings=settings)
     loop = ConsumerLoop(f"reflection-{uuid.uuid4().hex[:8]}", HANDLERS, deps, pool=pool,
