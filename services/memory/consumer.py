@@ -14,13 +14,16 @@ from collections.abc import Iterator
 
 import uvicorn
 
-from npcworld.db import open_pool
-from npcworld.embeddings import Embedder
+from npcworld.db import apply_migrations, open_pool
+from npcworld.embeddings import Embedder, PrefetchingEmbedder
 from npcworld.llm import build_llm
-from npcworld.service import configure_logging, serve
+from npcworld.messaging import ensure_topics
+from npcworld.service import configure_logging
 from npcworld.settings import resolve_endpoints
 from npcworld.telemetry import configure_telemetry
+from npcworld.telemetry.health import HealthServer
 from services.memory.api import create_app
+from services.memory.batching import MemoryConsumerLoop
 from services.memory.deps import MemoryDeps
 from services.memory.handlers import HANDLERS
 from services.memory.importance import LLMImportanceRater
@@ -55,7 +58,7 @@ async def serve_memory(
     pool = await open_pool(url, max_size=4, name="memory-api")
     try:
         deps = MemoryDeps(
-            embedder=embedder or settings.build_embedder(),
+            embedder=PrefetchingEmbedder(embedder or settings.build_embedder()),
             rater=LLMImportanceRater(build_llm(settings, pool)),
             settings=settings,
         )
@@ -64,9 +67,7 @@ async def serve_memory(
             log_level="warning", lifespan="on",
         )
         api = _ApiServer(config)
-        consumer_task = asyncio.create_task(serve(
-            consumer, settings, HANDLERS, deps=deps, stop=stop, projection=build_projection(deps, consumer)
-        ))
+        consumer_task = asyncio.create_task(_consume(consumer, settings, deps, stop))
         api_task = asyncio.create_task(api.serve())
         upkeep = asyncio.create_task(maintain_indexes(url, deps, stop))
         while not api.started and not api_task.done() and not consumer_task.done():
@@ -78,6 +79,31 @@ async def serve_memory(
         stop.set()
         api.should_exit = True
         await asyncio.gather(consumer_task, api_task, upkeep)
+    finally:
+        await pool.close()
+
+
+async def _consume(name: str, settings: Settings, deps: MemoryDeps, stop: asyncio.Event) -> None:
+    """npcworld.service.serve with the memory consumer loop (which embeds each poll in one call)."""
+    endpoints = resolve_endpoints(settings)
+    await asyncio.to_thread(apply_migrations, endpoints.database_url)
+    await ensure_topics(endpoints.kafka_bootstrap_servers)
+    pool = await open_pool(endpoints.database_url, max_size=4, name=name)
+    try:
+        loop = MemoryConsumerLoop(name, HANDLERS, deps, projection=build_projection(deps, name), pool=pool,
+                                  bootstrap=endpoints.kafka_bootstrap_servers)
+
+        async def readiness() -> dict[str, bool]:
+            async with pool.connection() as conn:
+                await conn.execute("SELECT 1")
+            return {"database": True, "consumer": loop.started.is_set()}
+
+        health = HealthServer(settings.health_port, readiness)
+        await health.start()
+        try:
+            await loop.run(stop)
+        finally:
+            await health.stop()
     finally:
         await pool.close()
 

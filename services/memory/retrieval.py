@@ -170,4 +170,8 @@ async def _threshold(
     exclude = tuple(c.memory_id for c in candidates)
     bounds = ScoreFloor(floor, now, stats, weights, exclude, deps.settings.range_cap)
     more = await deps.repository.prior_candidates(conn, stream, query, since, bounds, found.enable_sort)
-    return score_candidates([*candidates, *more], stats, now, weights, k)
+    if not more:
+        return top
+    # Only the current top-k and the memories that reach its floor can end up in the top-k.
+    best = {s.memory_id for s in top}
+    return score_candidates([*(c for c in candidates if c.memory_id in best), *more], stats, now, weights, k)

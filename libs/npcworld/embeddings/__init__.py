@@ -3,6 +3,7 @@
 from npcworld.embeddings.local import LOCAL_MODEL_ID, LocalMiniLMEmbedder
 from npcworld.embeddings.openai_embedder import OpenAIEmbedder
 from npcworld.embeddings.port import Embedder, EmbeddingSpace, EmbeddingSpaceMismatchError, check_space
+from npcworld.embeddings.prefetch import PrefetchingEmbedder
 
 __all__ = [
     "LOCAL_MODEL_ID",
@@ -11,5 +12,6 @@ __all__ = [
     "EmbeddingSpaceMismatchError",
     "LocalMiniLMEmbedder",
     "OpenAIEmbedder",
+    "PrefetchingEmbedder",
     "check_space",
 ]

@@ -10,15 +10,18 @@ import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import ObservationMade
+from npcworld.embeddings import PrefetchingEmbedder
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.messaging import ConsumerLoop, RetryPolicy
 from npcworld.outbox import OutboxRelay
+from services.memory.batching import MemoryConsumerLoop
 from services.memory.deps import MemoryDeps
 from services.memory.domain import memory_stream_id
 from services.memory.handlers import HANDLERS
 from tests.infra import BrokerForTests
 from tests.integration.memory.support import T0, envelope, new_npc
 from tests.polling import eventually
+from tests.unit.memory.fakes import FakeImportanceRater, HashingEmbedder
 
 pytestmark = pytest.mark.integration
 
@@ -62,3 +65,36 @@ async def test_observation_events_become_memories_once_and_repeats_are_suppresse
         stop.set()
         await asyncio.gather(*tasks)
     assert got == ["the stove is idle", "Isabella is planning a party", "the stove is burning"]
+
+
+async def test_the_memory_consumer_embeds_a_polls_observations_in_one_model_call(
+    pool: AsyncConnectionPool, broker: BrokerForTests
+) -> None:
+    npc = new_npc()
+    inner = HashingEmbedder(16)
+    deps = MemoryDeps(embedder=PrefetchingEmbedder(inner), rater=FakeImportanceRater())
+    texts = [f"Klaus is reading page {i} of his book" for i in range(30)]
+    stop = asyncio.Event()
+    loop = MemoryConsumerLoop(f"memory-{uuid.uuid4().hex[:8]}", HANDLERS, deps, pool=pool,
+                              bootstrap=broker.bootstrap)
+    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
+             asyncio.create_task(loop.run(stop))]
+    try:
+        await asyncio.wait_for(loop.started.wait(), 60)
+        async with pool.connection() as conn, conn.transaction():
+            seen = [envelope(ObservationMade(description=t), npc, T0 + timedelta(minutes=i))
+                    for i, t in enumerate(texts)]
+            await UnitOfWork(conn, EventStore()).append(f"perception:{npc.npc_id}", seen)
+
+        async def stored() -> int:
+            async with pool.connection() as conn:
+                cur = await conn.execute("SELECT count(*) FROM memories WHERE npc_id = %s", (npc.npc_id,))
+                row = await cur.fetchone()
+            return int(row[0]) if row else 0
+
+        await eventually(stored, lambda n: n == len(texts), timeout=60)
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+    # Other tests' events share the topics, so a poll may hold more; never one model call per event.
+    assert inner.calls < len(texts) // 3

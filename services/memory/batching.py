@@ -1,0 +1,70 @@
+"""Embedding a consumer poll at once: the memory consumer prefetches every text its handlers will embed.
+
+``EMBED_TEXTS`` says, per event type, which texts the handler will embed (a handler whose event is not
+listed still works: its texts are embedded on the spot). Copies made by a world fork are skipped: their
+handlers do not run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from npcworld.contracts import Envelope, NpcCreated, ObservationMade, decode_envelope
+from npcworld.embeddings import PrefetchingEmbedder
+from npcworld.errors import PermanentError
+from npcworld.messaging import ConsumerLoop
+from services.memory.deps import MemoryDeps
+from services.memory.domain import split_seed
+
+__all__ = ["EMBED_TEXTS", "MemoryConsumerLoop", "prefetch_embeddings"]
+
+logger = logging.getLogger(__name__)
+
+
+def _observation(event: Envelope) -> list[str]:
+    assert isinstance(event.payload, ObservationMade)
+    return [event.payload.description]
+
+
+def _seed(event: Envelope) -> list[str]:
+    assert isinstance(event.payload, NpcCreated)
+    return split_seed(event.payload.seed)
+
+
+EMBED_TEXTS: dict[str, Callable[[Envelope], list[str]]] = {
+    "ObservationMade": _observation,
+    "NpcCreated": _seed,
+}
+
+
+async def prefetch_embeddings(events: Iterable[Envelope], deps: MemoryDeps) -> int:
+    """Embed the texts these events' handlers will need in one model call; returns how many texts."""
+    if not isinstance(deps.embedder, PrefetchingEmbedder):
+        return 0
+    texts = [t for e in events if e.forked_from is None and e.type in EMBED_TEXTS
+             for t in EMBED_TEXTS[e.type](e)]
+    await deps.embedder.prefetch(texts)
+    return len(texts)
+
+
+class MemoryConsumerLoop(ConsumerLoop[MemoryDeps]):
+    """The one consumer loop; a poll's embeddings are computed in one call before its events are handled."""
+
+    async def _process_batch(self, records: Sequence[Any], dead: Any) -> None:
+        events = []
+        for record in records:
+            try:
+                events.append(decode_envelope(record.value or b""))
+            except PermanentError:
+                continue  # the loop dead-letters it
+        try:
+            try:
+                await prefetch_embeddings(events, self.deps)
+            except Exception:  # only an optimisation: the handlers embed on the spot and meet the error there
+                logger.warning("prefetching %d events' embeddings failed", len(events), exc_info=True)
+            await super()._process_batch(list(records), dead)
+        finally:
+            if isinstance(self.deps.embedder, PrefetchingEmbedder):
+                self.deps.embedder.clear()
