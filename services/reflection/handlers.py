@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from npcworld.contracts import (
     Envelope,
@@ -56,8 +56,7 @@ async def on_memory_recorded(event: Envelope, uow: UnitOfWork, deps: ConsumerDep
                                         threshold=trigger.threshold)
         await uow.append(key, [uow.new_event(triggered)], expected_version=0)
         pending_since = now
-    elif acc.pending_run is not None and pending_since is not None and \
-            now - pending_since > timedelta(seconds=s.reflection_redispatch_after_s):
+    elif acc.pending_run is not None and _stale(pending_since, now, s.reflection_redispatch_after_s):
         await deps.queue.enqueue(_redispatch(event, npc, acc.pending_run))
         pending_since = now
     await deps.repository.save(uow.conn, npc, acc, pending_since=pending_since)
@@ -105,6 +104,10 @@ async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: ConsumerDeps) -
 async def on_world_deleted(event: Envelope, uow: UnitOfWork, deps: ConsumerDeps) -> None:
     """Forget the deleted world's accumulators."""
     await deps.repository.delete_world(uow.conn, event.tenant_id, event.world_id)
+
+
+def _stale(pending_since: datetime | None, now: datetime, after_s: float) -> bool:
+    return pending_since is not None and now - pending_since > timedelta(seconds=after_s)
 
 
 def _redispatch(event: Envelope, npc: NpcKey, run: int) -> ReflectionJob:
