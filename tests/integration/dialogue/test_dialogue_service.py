@@ -35,7 +35,7 @@ async def _relationships(stack: Stack, tenant: str, world: str) -> list[tuple[st
             "WHERE tenant_id = %s AND world_id = %s ORDER BY npc_id",
             (tenant, world),
         )
-        return [tuple(r) for r in await cur.fetchall()]  # type: ignore[misc]
+        return [tuple(r) for r in await cur.fetchall()]
 
 
 async def test_two_npcs_who_meet_talk_until_it_ends_remember_it_and_their_relationship_changes(

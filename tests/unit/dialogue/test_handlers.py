@@ -96,7 +96,7 @@ async def test_two_npcs_talk_until_one_ends_it_and_the_promise_becomes_a_commitm
     assert 2 <= len(lines) < 16 and lines[-1].ends
     assert "party" in lines[0].text and [e.npc_id for e in emitted[:2]] == ["isabella", "sam"]
     ended = [e for e in emitted if isinstance(e.payload, ConversationEnded)]
-    assert sorted(e.npc_id for e in ended) == ["isabella", "sam"]
+    assert sorted(str(e.npc_id) for e in ended) == ["isabella", "sam"]
     (commitment,) = ended[0].payload.commitments  # type: ignore[attr-defined]
     assert commitment.npc_id == "sam" and commitment.location_path == "smallville:Hobbs Cafe"
     assert commitment.start == datetime(2023, 2, 14, 17, tzinfo=UTC) and commitment.duration_minutes == 120
