@@ -19,12 +19,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import psycopg
 
-from bench._stack import BenchStack, _free_port
+from bench._stack import BenchStack, _free_port, cpu_seconds
 from services.gateway.repository import KeyRepository
 
 T0 = "2023-02-14T15:00:00+00:00"
@@ -94,7 +95,9 @@ async def _until_seeded(client: httpx.AsyncClient, npcs: int) -> None:
     raise RuntimeError(f"seed memories never arrived: {[p.status_code for p in pages]}")
 
 
-async def _run(base: str, key: str, args: argparse.Namespace) -> tuple[list[float], float]:
+async def _run(
+    base: str, key: str, args: argparse.Namespace, cpu: Callable[[], dict[str, float]]
+) -> tuple[list[float], float, dict[str, float]]:
     limits = httpx.Limits(
         max_connections=args.concurrency + 4, max_keepalive_connections=args.concurrency + 4
     )
@@ -112,9 +115,10 @@ async def _run(base: str, key: str, args: argparse.Namespace) -> tuple[list[floa
             for i in range(args.chats):
                 latencies.append(await _chat(client, p % args.npcs, i + 1))
 
-        began = time.perf_counter()
+        before, began = cpu(), time.perf_counter()
         await asyncio.gather(*(player(p) for p in range(args.concurrency)))
-    return latencies, time.perf_counter() - began
+        wall, after = time.perf_counter() - began, cpu()
+    return latencies, wall, {name: after[name] - before[name] for name in after}
 
 
 def _pct(values: list[float], q: int) -> float:
@@ -190,7 +194,18 @@ def main() -> None:
             asyncio.run(_wait_ready(f"http://127.0.0.1:{mem_port}/healthz", mem, "the memory service"))
             key = asyncio.run(_key(stack.database_url))
             load = os.getloadavg()[0]
-            latencies, wall = asyncio.run(_run(base, key, args))
+            roles = {"gateway": gateway, "relay": procs[0], "memory": mem, "dialogue": procs[2]}
+
+            def cpu() -> dict[str, float]:
+                used = {name: cpu_seconds([proc.pid]) for name, proc in roles.items()}
+                broker = stack.broker_pid()
+                return used | {
+                    "postgres": cpu_seconds(stack.postgres_pids()),
+                    "tansu": cpu_seconds([broker] if broker else []),
+                    "load generator": cpu_seconds([os.getpid()]),
+                }
+
+            latencies, wall, spent = asyncio.run(_run(base, key, args, cpu))
             parts = _breakdown(stack.database_url)
         finally:
             for proc in procs:
@@ -206,6 +221,11 @@ def main() -> None:
         f"| {len(latencies)} | {_pct(latencies, 50):.1f} | {_pct(latencies, 95):.1f} "
         f"| {_pct(latencies, 99):.1f} | {max(latencies):.1f} | {statistics.fmean(latencies):.1f} "
         f"| {len(latencies) / wall:.1f} |"
+    )
+    per_chat = {name: seconds * 1000 / len(latencies) for name, seconds in spent.items()}
+    print(
+        f"CPU ms per chat (total {sum(per_chat.values()):.1f}): "
+        + ", ".join(f"{name} {ms:.1f}" for name, ms in per_chat.items())
     )
     print(
         "medians after the gateway created the player's line: "

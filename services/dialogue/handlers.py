@@ -84,6 +84,7 @@ async def on_player_spoke(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) 
         provider=reply.provider,
         mode=said.mode,
         memory_ids=reply.memory_ids,
+        heard=said.text,
     )
     await uow.append(f"chat-{event.world_id}-{npc.npc_id}", [uow.new_event(replied)])
 

@@ -10,10 +10,10 @@ from npcworld.contracts import (
     Envelope,
     InnerVoiceGiven,
     NpcCreated,
+    NpcReplied,
     ObservationMade,
     PlanItem,
     PlanRevised,
-    PlayerSpoke,
     ReflectionCompleted,
     UtteranceSpoken,
 )
@@ -29,7 +29,7 @@ from services.memory.settings import Settings
 
 __all__ = ["HANDLERS", "build_projection", "on_day_planned", "on_npc_created", "on_observation_made",
            "on_plan_revised", "on_reflection_completed", "on_world_deleted"]
-__all__ += ["on_conversation_ended", "on_inner_voice_given", "on_player_spoke", "on_utterance_spoken"]
+__all__ += ["on_conversation_ended", "on_inner_voice_given", "on_npc_replied", "on_utterance_spoken"]
 
 Handler = Callable[[Envelope, UnitOfWork, MemoryDeps], Awaitable[None]]
 
@@ -139,19 +139,23 @@ async def on_conversation_ended(event: Envelope, uow: UnitOfWork, deps: MemoryDe
                           at=event.world_time)
 
 
-async def on_player_spoke(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
-    """What a player said in chat is something the NPC heard (an observation), never an instruction.
-
-    Interview questions are not stored: an interview probes the NPC without changing it.
+async def on_npc_replied(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+    """A chat exchange: what the player said is something the NPC heard (an observation, never an
+    instruction) and its reply a dialogue memory. Stored once the reply exists, so recording stays off the
+    reply's critical path; interviews are not stored (an interview probes the NPC without changing it).
     """
-    said = event.payload
-    assert isinstance(said, PlayerSpoke) and event.npc_id is not None
-    if said.mode != "chat":
+    replied = event.payload
+    assert isinstance(replied, NpcReplied) and event.npc_id is not None
+    if replied.mode != "chat":
         return
     stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
-    text = f'A player ({said.player_id}) said to {stream.name or event.npc_id}: "{said.text}"'
-    draft = MemoryDraft("observation", text[:4000], event.world_time, subject=f"player {said.player_id}")
-    await record_memories(uow, deps, stream, [draft], at=event.world_time)
+    name, player = stream.name or event.npc_id, f"player {replied.player_id}"
+    said = f'{name} replied to a player ({replied.player_id}): "{replied.text}"'
+    drafts = [MemoryDraft("dialogue", said[:4000], event.world_time, subject=player)]
+    if replied.heard:
+        heard = f'A player ({replied.player_id}) said to {name}: "{replied.heard}"'
+        drafts.insert(0, MemoryDraft("observation", heard[:4000], event.world_time, subject=player))
+    await record_memories(uow, deps, stream, drafts, at=event.world_time)
 
 
 async def on_inner_voice_given(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
@@ -180,6 +184,6 @@ HANDLERS: dict[str, Handler] = {
     "ReflectionCompleted": on_reflection_completed,
     "UtteranceSpoken": on_utterance_spoken,
     "ConversationEnded": on_conversation_ended,
-    "PlayerSpoke": on_player_spoke,
+    "NpcReplied": on_npc_replied,
     "InnerVoiceGiven": on_inner_voice_given,
 }

@@ -104,6 +104,7 @@ class NpcReplied(EventPayload):
     provider: str = Field(min_length=1, max_length=100, description="model label, 'offline' offline")
     mode: Literal["chat", "interview"] = "chat"
     memory_ids: tuple[str, ...] = Field(default=(), description="memories the reply was grounded in")
+    heard: str = Field(default="", max_length=2000, description="the player's words (stored once replied)")
 
 
 class InnerVoiceGiven(EventPayload):

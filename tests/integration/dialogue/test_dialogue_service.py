@@ -119,4 +119,4 @@ async def test_a_player_prompt_injection_changes_no_plan_and_no_privileged_state
     assert not {e.type for e in await world_events(stack.pool, town)} & privileged
     assert await _relationships(stack, town.tenant_id, town.world_id) == before
     kinds = {v.kind for v in await recent(stack, town, "isabella")}
-    assert kinds <= {"seed", "observation"}
+    assert kinds <= {"seed", "observation", "dialogue"}

@@ -198,8 +198,8 @@ def answer_summary(i: DialogueSummaryInput) -> DialogueSummaryOutput:
 
 
 def _grounded(i: PlayerLineInput) -> str:
-    """The most relevant thing the NPC knows, preferring its own knowledge over lines it was told."""
-    known = [m for m in i.memories if " said to " not in m.description] or list(i.memories)
+    """The most relevant thing the NPC knows, preferring its own knowledge over quoted speech."""
+    known = [m for m in i.memories if ': "' not in m.description] or list(i.memories)
     if not known:
         return "I don't know anything about that."
     return _voice(_clip(known[0].description, 600), i.npc, "")
