@@ -77,8 +77,8 @@ async def test_production_top_k_equals_reference_top_k_on_random_streams(
         stream = await MemoryRepository().get_npc(conn, npc)
         assert stream is not None
         exact = await rank(conn, deps, stream, query, now=now, weights=weights, k=k)
-        # The index path with its verification range uncapped is exact (the cap trades recall for latency on
-        # 100k-memory streams; bench/memory_retrieval.py measures that); streams up to 5,000 are scanned exactly.
+        # The index path with its verification range uncapped is exact (the cap trades recall for latency
+        # on 100k-memory streams, measured by bench/memory_retrieval.py); streams up to 5,000 are exact scans.
         threshold = await rank(
             conn,
             with_settings(deps, exact_scan_max=0, candidate_pool=8, range_cap=100_000),
