@@ -126,6 +126,7 @@ class Supervisor:
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
         last_seq, last_t = _event_count(state.database_url), time.monotonic()
+        rotation = 0
         while not stopping:
             time.sleep(2)
             if stopping:
@@ -140,7 +141,8 @@ class Supervisor:
                 f"processes up: {group.alive()}/{len(group.children)}"
             )
             if self.demo:
-                click.echo(_world_progress(state.database_url))
+                click.echo(_world_progress(state.database_url, first=rotation))
+                rotation += 3
         group.stop()
         stack.down()
         click.echo("stopped")
@@ -152,17 +154,17 @@ def _event_count(database_url: str) -> int:
     return int(row[0]) if row else 0
 
 
-def _world_progress(database_url: str, world_id: str = "brindle-hollow", shown: int = 3) -> str:
-    """The demo world's clock and the most recently busy NPCs' activities."""
+def _world_progress(database_url: str, first: int = 0, world_id: str = "brindle-hollow", shown: int = 3) -> str:
+    """The demo world's clock and what a few NPCs are doing (a different few each time)."""
     with psycopg.connect(database_url) as conn:
         clock = conn.execute(
             "SELECT world_time, step, paused, speed FROM ws_clocks WHERE world_id = %s", (world_id,)
         ).fetchone()
+        count = conn.execute("SELECT count(*) FROM ws_npcs WHERE world_id = %s", (world_id,)).fetchone()
         rows = conn.execute(
             "SELECT name, coalesce(action, 'idle'), emoji, coalesce(location, '?') FROM ws_npcs"
-            " WHERE world_id = %s"
-            " ORDER BY action_end DESC NULLS LAST, npc_id LIMIT %s",
-            (world_id, shown),
+            " WHERE world_id = %s ORDER BY npc_id OFFSET %s LIMIT %s",
+            (world_id, first % max(1, count[0] if count else 1), shown),
         ).fetchall()
     if clock is None:
         return f"  {world_id}: loading the town…"
