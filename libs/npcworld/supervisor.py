@@ -154,7 +154,7 @@ def _event_count(database_url: str) -> int:
     return int(row[0]) if row else 0
 
 
-def _world_progress(database_url: str, first: int = 0, world_id: str = "brindle-hollow", shown: int = 3) -> str:
+def _world_progress(database_url: str, first: int = 0, world_id: str = "brindle-hollow") -> str:
     """The demo world's clock and what a few NPCs are doing (a different few each time)."""
     with psycopg.connect(database_url) as conn:
         clock = conn.execute(
@@ -164,7 +164,7 @@ def _world_progress(database_url: str, first: int = 0, world_id: str = "brindle-
         rows = conn.execute(
             "SELECT name, coalesce(action, 'idle'), emoji, coalesce(location, '?') FROM ws_npcs"
             " WHERE world_id = %s ORDER BY npc_id OFFSET %s LIMIT %s",
-            (world_id, first % max(1, count[0] if count else 1), shown),
+            (world_id, first % max(1, count[0] if count else 1), 3),
         ).fetchall()
     if clock is None:
         return f"  {world_id}: loading the town…"
