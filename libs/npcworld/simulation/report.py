@@ -89,7 +89,11 @@ def build_report(
     if party:
         start, end = datetime.fromisoformat(party["start"]), datetime.fromisoformat(party["end"])
         reached = facts.world_end is not None and facts.world_end >= end
-        came = attendance(facts.sightings, start, end, f"{facts.world_id}:{party['place']}")
+        came = (
+            attendance(facts.sightings, start, end, f"{facts.world_id}:{party['place']}")
+            if reached
+            else set()
+        )
         knew = set(report["information_diffusion"]["party"]["knows_at_end"]) - {party.get("host")}
         report["party"] = {
             "place": party["place"],

@@ -109,6 +109,28 @@ def test_report_from_the_planted_history() -> None:
     assert "| party | 1 (20.0%) | 3 (60.0%) |" in to_markdown(report)
 
 
+def test_nobody_attends_a_party_the_run_did_not_reach() -> None:
+    facts = WorldFacts(
+        world_id="w",
+        names=NAMES,
+        seeds=SEEDS,
+        world_start=T0,
+        world_end=at(2),
+        sightings=[Sighting(at(1), "ana", "w:Cafe:floor")],
+    )
+    stories = {
+        "party": {
+            "keywords": ["party"],
+            "host": "ana",
+            "place": "Cafe",
+            "start": at(34).isoformat(),
+            "end": at(36).isoformat(),
+        }
+    }
+    report = build_report(facts, stories, {"days": 0.1}, 1.0)
+    assert report["party"]["attended"] == [] and not report["party"]["window_simulated"]
+
+
 def test_attendance_counts_whoever_was_already_there_when_it_started() -> None:
     seen = [
         Sighting(at(0), "ana", "w:Cafe:kitchen"),
