@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 
 from npcworld.contracts import (
     Envelope,
+    InnerVoiceGiven,
     NpcCreated,
     NpcReplied,
     PlacesDiscovered,
@@ -24,6 +25,7 @@ from services.dialogue.speaking import Scene, reply_to_player
 __all__ = [
     "HANDLERS",
     "on_conversation_requested",
+    "on_inner_voice_given",
     "on_npc_created",
     "on_places_discovered",
     "on_player_spoke",
@@ -89,6 +91,15 @@ async def on_player_spoke(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) 
     await uow.append(f"chat-{event.world_id}-{npc.npc_id}", [uow.new_event(replied)])
 
 
+async def on_inner_voice_given(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
+    """The NPC adopts the directive as its own intention; it speaks from it in its next conversations."""
+    given = event.payload
+    assert isinstance(given, InnerVoiceGiven)
+    await deps.repository.add_intention(
+        uow.conn, event.tenant_id, event.world_id, _npc(event), given.directive
+    )
+
+
 async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
     """Keep the NPC's name and persona for prompts, and the places it knows from the start."""
     created = event.payload
@@ -124,6 +135,7 @@ HANDLERS: dict[str, Handler] = {
     "ConversationRequested": on_conversation_requested,
     "UtteranceSpoken": on_utterance_spoken,
     "PlayerSpoke": on_player_spoke,
+    "InnerVoiceGiven": on_inner_voice_given,
     "NpcCreated": on_npc_created,
     "PlacesDiscovered": on_places_discovered,
     "WorldDeleted": on_world_deleted,

@@ -19,6 +19,7 @@ __all__ = ["Conn", "DialogueRepository", "NpcProfile"]
 
 Conn = AsyncConnection[Any]
 _WORLD = "tenant_id = %(t)s AND world_id = %(w)s"
+MAX_INTENTIONS = 3
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class NpcProfile:
     npc_id: str
     name: str
     persona: str = ""
+    intentions: tuple[str, ...] = ()
 
 
 def _line(data: dict[str, Any]) -> Line:
@@ -70,7 +72,7 @@ class DialogueRepository:
     async def save_npc(self, conn: Conn, tenant: str, world: str, profile: NpcProfile) -> None:
         await conn.execute(
             """INSERT INTO dialogue_npcs (tenant_id, world_id, npc_id, name, persona)
-               VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant_id, world_id, npc_id)
+                VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant_id, world_id, npc_id)
                DO UPDATE SET name = excluded.name, persona = excluded.persona""",
             (tenant, world, profile.npc_id, profile.name, profile.persona),
         )
@@ -78,11 +80,21 @@ class DialogueRepository:
     async def profile(self, conn: Conn, tenant: str, world: str, npc_id: str) -> NpcProfile:
         """The NPC's profile; an NPC the service has not heard of yet is known by its id."""
         cur = await conn.execute(
-            f"SELECT name, persona FROM dialogue_npcs WHERE {_WORLD} AND npc_id = %(n)s",
+            f"SELECT name, persona, intentions FROM dialogue_npcs WHERE {_WORLD} AND npc_id = %(n)s",
             {"t": tenant, "w": world, "n": npc_id},
         )
         row = await cur.fetchone()
-        return NpcProfile(npc_id, row[0], row[1]) if row else NpcProfile(npc_id, npc_id)
+        return NpcProfile(npc_id, row[0], row[1], tuple(row[2])) if row else NpcProfile(npc_id, npc_id)
+
+    async def add_intention(self, conn: Conn, tenant: str, world: str, npc_id: str, text: str) -> None:
+        """Keep the NPC's newest intentions (at most ``MAX_INTENTIONS``), this one last."""
+        await conn.execute(
+            f"""INSERT INTO dialogue_npcs (tenant_id, world_id, npc_id, name, intentions)
+                VALUES (%(t)s, %(w)s, %(n)s, %(n)s, ARRAY[%(x)s]) ON CONFLICT (tenant_id, world_id, npc_id)
+                DO UPDATE SET intentions = (dialogue_npcs.intentions || %(x)s)[
+                    greatest(1, cardinality(dialogue_npcs.intentions) + 2 - {MAX_INTENTIONS}):]""",
+            {"t": tenant, "w": world, "n": npc_id, "x": text},
+        )
 
     async def add_places(
         self, conn: Conn, tenant: str, world: str, npc_id: str, paths: Sequence[str]

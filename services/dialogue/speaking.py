@@ -94,6 +94,7 @@ async def next_line(
         sentiment=rel.sentiment,
         relationship=rel.summary,
         reason=conversation.reason if speaker.npc_id == conversation.initiator else "",
+        intentions=speaker.intentions[-5:],
         location=conversation.location_path or "",
         now=clock_text(scene.now),
         transcript=_transcript(conversation, names),

@@ -11,7 +11,7 @@ import pytest
 from npcworld.contracts.planning import ConversationRequested
 from npcworld.embeddings import LocalMiniLMEmbedder
 from tests.infra import BrokerForTests
-from tests.integration.dialogue.support import PARTY, Stack, Town, plant, running_dialogue, seeded
+from tests.integration.dialogue.support import PARTY, Stack, Town, plant, recent, running_dialogue, seeded
 from tests.polling import eventually
 
 pytestmark = pytest.mark.integration
@@ -91,6 +91,33 @@ async def test_inner_voice_needs_the_admin_scope(stack: Stack, client_factory: M
         return [e["event"]["payload"]["directive"] for e in page.json()["items"]]
 
     assert await eventually(given, bool, timeout=30) == ["You will run for mayor"]
+
+    # The NPC holds it as its own thought, and it is what the NPC brings up when it next talks.
+    thoughts = await eventually(lambda: recent(stack, town, "sam", "reflection"), bool, timeout=60)
+    assert thoughts[0].description == 'Sam Moore thinks: "You will run for mayor"'
+    event_id = r.json()["event_id"]
+    await eventually(lambda: _handled_by_dialogue(stack, event_id), bool, timeout=60)
+    await plant(
+        stack.pool,
+        town,
+        ConversationRequested(target_npc_id="isabella", reason="Sam sees Isabella"),
+        npc_id="sam",
+    )
+
+    async def first_line() -> list[str]:
+        page = await admin.get(f"/v1/worlds/{town.world_id}/events", params={"type": "UtteranceSpoken"})
+        return [e["event"]["payload"]["text"] for e in page.json()["items"]]
+
+    lines = await eventually(first_line, bool, timeout=60)
+    assert "I will run for mayor" in lines[0]
+
+
+async def _handled_by_dialogue(stack: Stack, event_id: str) -> bool:
+    async with stack.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT 1 FROM processed_events WHERE event_id = %s AND consumer LIKE 'dialogue-%%'", (event_id,)
+        )
+        return await cur.fetchone() is not None
 
 
 async def test_relationships_are_queryable_and_other_tenants_see_nothing(

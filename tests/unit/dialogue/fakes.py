@@ -45,6 +45,10 @@ class FakeDialogueRepository:
     async def profile(self, conn: Any, tenant: str, world: str, npc_id: str) -> NpcProfile:
         return self.npcs.get((tenant, world, npc_id), NpcProfile(npc_id, npc_id))
 
+    async def add_intention(self, conn: Any, tenant: str, world: str, npc_id: str, text: str) -> None:
+        current = self.npcs.get((tenant, world, npc_id), NpcProfile(npc_id, npc_id))
+        self.npcs[(tenant, world, npc_id)] = replace(current, intentions=(*current.intentions, text)[-3:])
+
     async def add_places(self, conn: Any, tenant: str, world: str, npc_id: str, paths: Sequence[str]) -> None:
         self.places.setdefault((tenant, world, npc_id), set()).update(paths)
 

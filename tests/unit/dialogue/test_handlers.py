@@ -9,6 +9,7 @@ from npcworld.contracts import (
     ConversationEnded,
     Envelope,
     EventPayload,
+    InnerVoiceGiven,
     NpcCreated,
     NpcReplied,
     PlacesDiscovered,
@@ -159,3 +160,16 @@ async def test_an_interviewer_gets_an_answer_grounded_in_memories() -> None:
     assert isinstance(event.payload, NpcReplied) and event.payload.mode == "interview"
     assert "mayor" in event.payload.text and event.payload.memory_ids
     assert w.llm.calls[-1][0] == "interview_answer"
+
+
+async def test_an_inner_voice_directive_is_what_the_npc_then_talks_about() -> None:
+    w = World()
+    await setup(w)
+    assert (
+        await w.handle(w.envelope(InnerVoiceGiven(directive="You will open a bakery on Main Street"), "sam"))
+        == []
+    )
+    talk = ConversationRequested(target_npc_id="isabella", reason="Sam sees Isabella")
+    emitted = await w.converse(w.envelope(talk, "sam"))
+    first = emitted[0].payload
+    assert isinstance(first, UtteranceSpoken) and "I will open a bakery on Main Street" in first.text

@@ -89,6 +89,21 @@ def _voice(text: str, speaker: str, listener: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def _own(directive: str) -> str:
+    """An inner-voice directive as the NPC's own thought ("You will run" -> "I will run")."""
+    text = directive.strip()
+    for pattern, mine in (
+        (r"\byou are\b", "I am"),
+        (r"\byou're\b", "I'm"),
+        (r"\byours\b", "mine"),
+        (r"\byourself\b", "myself"),
+        (r"\byour\b", "my"),
+        (r"\byou\b", "I"),
+    ):
+        text = re.sub(pattern, mine, text, flags=re.IGNORECASE)
+    return text[:1].upper() + text[1:]
+
+
 def _said(line: str, transcript_text: str) -> bool:
     """Whether the gist of ``line`` was already said (most of its content words appear)."""
     content = [w for w in words(line) if len(w) > 3]
@@ -137,6 +152,8 @@ def _opener(i: DialogueTurnInput) -> DialogueTurnOutput:
     events = [m.description for m in i.memories if _clock(m.description)]
     if events:
         line = f"{greeting} {_voice(events[0], i.speaker, i.listener).rstrip('.')}. Would you like to come?"
+    elif i.intentions:
+        line = f"{greeting} I've made up my mind: {_own(i.intentions[-1]).rstrip('.')}."
     elif i.memories:
         line = f"{greeting} Did you hear? {_voice(i.memories[0].description, i.speaker, i.listener)}"
     elif i.reason:

@@ -49,6 +49,9 @@ class DialogueTurnInput(BaseModel):
     sentiment: float = Field(default=5.0, ge=0, le=10)
     relationship: str = Field(default="", max_length=2000)
     reason: str = Field(default="", max_length=2000, description="why the speaker started the conversation")
+    intentions: tuple[Annotated[str, Field(min_length=1, max_length=2000)], ...] = Field(
+        default=(), max_length=5, description="what the speaker has decided (inner voice), newest last"
+    )
     location: str = Field(default="", max_length=400)
     now: str = Field(min_length=1, max_length=100)
     transcript: tuple[TranscriptLine, ...] = Field(default=(), max_length=64)
@@ -135,6 +138,7 @@ def _turn_fields(i: DialogueTurnInput) -> dict[str, str]:
         "familiarity": str(i.familiarity),
         "sentiment": f"{i.sentiment:g}",
         "relationship": i.relationship or "(no history)",
+        "intentions": "; ".join(i.intentions) or "(nothing in particular)",
         "reason": i.reason or "(replying)",
         "location": i.location or "(unknown)",
         "now": i.now,
@@ -147,7 +151,7 @@ def _turn_fields(i: DialogueTurnInput) -> dict[str, str]:
 
 DIALOGUE_TURN: PromptTemplate[DialogueTurnInput, DialogueTurnOutput] = PromptTemplate(
     kind="dialogue_turn",
-    version=1,
+    version=2,
     system=(
         "You voice one character in a simulated town, one line of a conversation at a time. Stay in "
         "character, ground what you say in the character's memories, and keep it to one or two sentences. "
@@ -161,6 +165,7 @@ DIALOGUE_TURN: PromptTemplate[DialogueTurnInput, DialogueTurnOutput] = PromptTem
     user=(
         "Character: {speaker}. {persona}\nTalking to: {listener} (conversations before: {familiarity}; "
         "feeling toward them {sentiment}/10; {relationship})\nWhy the conversation started: {reason}\n"
+        "What {speaker} has decided (their own thoughts): {intentions}\n"
         "Where: {location}. When: {now}.\nWhat {speaker} remembers that is relevant:\n{memories}\n"
         "Conversation so far:\n{transcript}\n"
         "This is line {turn} of at most {max_turns}. What does {speaker} say?"
