@@ -13,6 +13,7 @@ from datetime import datetime
 from npcworld.errors import NotFoundError
 from npcworld.llm.prompts import MemoryItem
 from npcworld.llm.prompts.dialogue import (
+    CommitmentOut,
     DialogueSummaryInput,
     DialogueSummaryOutput,
     DialogueTurnInput,
@@ -78,15 +79,15 @@ def _transcript(c: Conversation, names: dict[str, str]) -> tuple[TranscriptLine,
     return tuple(TranscriptLine(speaker=names.get(x.speaker, x.speaker), text=x.text) for x in c.lines)
 
 
-async def next_line(
-    deps: DialogueDeps, scene: Scene, conversation: Conversation, rel: Relationship, known_places: list[str]
-) -> tuple[Line, bool]:
-    """The speaker's next line of ``conversation`` and whether the speaker ends it with that line."""
+def _draft(c: CommitmentOut) -> CommitmentDraft:
+    return CommitmentDraft(c.description, c.place, c.time, c.duration_minutes)
+
+
+def _turn_input(
+    scene: Scene, conversation: Conversation, rel: Relationship, memories: tuple[MemoryItem, ...], cap: int
+) -> DialogueTurnInput:
     speaker, listener = scene.speaker, scene.listener
-    heard = conversation.lines[-1].text if conversation.lines else conversation.reason
-    query = f"{listener.name}. {heard}" if heard else listener.name
-    names = {speaker.npc_id: speaker.name, listener.npc_id: listener.name}
-    inputs = DialogueTurnInput(
+    return DialogueTurnInput(
         speaker=speaker.name,
         persona=speaker.persona,
         listener=listener.name,
@@ -97,11 +98,22 @@ async def next_line(
         intentions=speaker.intentions[-5:],
         location=conversation.location_path or "",
         now=clock_text(scene.now),
-        transcript=_transcript(conversation, names),
-        memories=await _memories(deps, scene, speaker.npc_id, query),
+        transcript=_transcript(conversation, {speaker.npc_id: speaker.name, listener.npc_id: listener.name}),
+        memories=memories,
         turn=conversation.turns + 1,
-        max_turns=deps.rules.max_utterances,
+        max_turns=cap,
     )
+
+
+async def next_line(
+    deps: DialogueDeps, scene: Scene, conversation: Conversation, rel: Relationship, known_places: list[str]
+) -> tuple[Line, bool]:
+    """The speaker's next line of ``conversation`` and whether the speaker ends it with that line."""
+    speaker, listener = scene.speaker, scene.listener
+    heard = conversation.lines[-1].text if conversation.lines else conversation.reason
+    query = f"{listener.name}. {heard}" if heard else listener.name
+    memories = await _memories(deps, scene, speaker.npc_id, query)
+    inputs = _turn_input(scene, conversation, rel, memories, deps.rules.max_utterances)
     result = await deps.llm.complete(
         "dialogue_turn",
         inputs,
@@ -114,14 +126,10 @@ async def next_line(
     out = result.value
     commitment = None
     if out.commitment is not None:
-        draft = CommitmentDraft(
-            out.commitment.description,
-            out.commitment.place,
-            out.commitment.time,
-            out.commitment.duration_minutes,
-        )
+        draft = _draft(out.commitment)
+        here = conversation.location_path
         commitment = resolve_commitment(
-            speaker.npc_id, draft, now=scene.now, known_places=known_places, here=conversation.location_path
+            speaker.npc_id, draft, now=scene.now, known_places=known_places, here=here
         )
     return Line(speaker.npc_id, out.utterance, out.warmth, commitment), out.end
 
