@@ -15,16 +15,18 @@ import logging
 from datetime import datetime
 from typing import Annotated, Any
 
+import psycopg
 from fastapi import APIRouter, Body, Request
 from fastapi.responses import JSONResponse
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from npcworld.contracts import InnerVoiceGiven, NpcReplied, PlayerSpoke
+from npcworld.contracts import Envelope, InnerVoiceGiven, NpcReplied, PlayerSpoke
 from npcworld.errors import NotFoundError
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.settings import resolve_endpoints
+from npcworld.telemetry import current_trace
 from services.gateway.deps import Admin, Reader, Writer, live_world
 
 __all__ = ["router"]
@@ -100,7 +102,7 @@ class ReplyWaiter:
     async def register(self, cause_id: str) -> asyncio.Future[None]:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting[cause_id] = future
-        if self._task is None:
+        if self._task is None or self._task.done():  # a listener that lost its connection is replaced
             self._ready = asyncio.Event()
             self._task = asyncio.create_task(self._listen())
         with contextlib.suppress(TimeoutError):  # the store is re-checked anyway
@@ -114,7 +116,11 @@ class ReplyWaiter:
             self._task = None
 
     async def _listen(self) -> None:
-        conn = await AsyncConnection.connect(self._url, autocommit=True)
+        try:
+            conn = await AsyncConnection.connect(self._url, autocommit=True)
+        except psycopg.OperationalError as exc:
+            logger.warning("reply listener cannot connect (chats fall back to polling): %r", exc)
+            return
         try:
             await conn.execute(f"LISTEN {CHANNEL}")
             self._ready.set()
@@ -122,6 +128,8 @@ class ReplyWaiter:
                 future = self._waiting.get(note.payload)
                 if future is not None and not future.done():
                     future.set_result(None)
+        except psycopg.OperationalError as exc:
+            logger.warning("reply listener lost its connection (chats fall back to polling): %r", exc)
         finally:
             await conn.close()
 
@@ -134,7 +142,7 @@ def _waiter(request: Request) -> ReplyWaiter:
     return waiter
 
 
-async def _npc_world(request: Request, tenant_id: str, world_id: str, npc_id: str) -> datetime | None:
+async def _npc_world(request: Request, tenant_id: str, world_id: str, npc_id: str) -> datetime:
     """404 unless the NPC lives in the tenant's world; returns the world's latest event time."""
     async with request.app.state.pool.connection() as conn:
         state = await live_world(conn, tenant_id, world_id)
@@ -142,7 +150,10 @@ async def _npc_world(request: Request, tenant_id: str, world_id: str, npc_id: st
             raise NotFoundError(f"NPC {npc_id!r} not found in world {world_id!r}")
         cur = await conn.execute("SELECT max(world_time) FROM events WHERE world_id = %s", (world_id,))
         row = await cur.fetchone()
-    return (row[0] if row else None) or state.start_time
+    latest: datetime | None = row[0] if row and row[0] is not None else state.start_time
+    if latest is None:  # a live world always has its creation event; this is only for the type checker
+        raise NotFoundError(f"world {world_id!r} not found")
+    return latest
 
 
 async def _reply(request: Request, cause_id: str) -> dict[str, Any] | None:
@@ -175,17 +186,18 @@ async def _ask(
     if ask.world_time is not None:  # still 404 for an NPC outside the tenant's world
         await _npc_world(request, tenant_id, world_id, npc_id)
     waiter = _waiter(request)
-    async with request.app.state.pool.connection() as conn:
-        uow = UnitOfWork(conn, EventStore())
-        event = uow.new_event(said, tenant_id=tenant_id, world_id=world_id, npc_id=npc_id, world_time=now)
-        cause = str(event.event_id)
-        future = await waiter.register(cause) if ask.wait else None
-        try:
-            async with conn.transaction():
-                await uow.append(f"chat-{world_id}-{npc_id}", [event])
-        except BaseException:
-            waiter.discard(cause)
-            raise
+    event = Envelope.new(
+        said, tenant_id=tenant_id, world_id=world_id, world_time=now, npc_id=npc_id, trace=current_trace()
+    )
+    cause = str(event.event_id)
+    # Listen before the line commits, so the reply's notification cannot come first.
+    future = await waiter.register(cause) if ask.wait else None
+    try:
+        async with request.app.state.pool.connection() as conn, conn.transaction():
+            await UnitOfWork(conn, EventStore()).append(f"chat-{world_id}-{npc_id}", [event])
+    except BaseException:
+        waiter.discard(cause)
+        raise
     if future is None:
         return JSONResponse({"event_id": cause, "status": "pending"}, status_code=202)
     try:
