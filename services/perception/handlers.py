@@ -19,7 +19,7 @@ from npcworld.contracts import (
 )
 from npcworld.eventstore import UnitOfWork
 from npcworld.projection import Projection
-from services.perception.domain import new_percepts, perceive, visible_places
+from services.perception.domain import Percept, perceive_step
 from services.perception.layouts import LayoutCache
 from services.perception.repository import TABLES, PerceptionRepository
 
@@ -99,34 +99,26 @@ async def on_world_ticked(event: Envelope, uow: UnitOfWork, deps: PerceptionDeps
         return
     bodies, objects = await repo.bodies(event.world_id), await repo.objects(event.world_id)
     seen, known = await repo.seen(event.world_id), await repo.known_places(event.world_id)
-    out: list[Envelope] = []
-    remembered: list[tuple[str, str, str]] = []
-    for viewer in bodies:
-        fresh = new_percepts(
-            perceive(viewer, bodies, objects, layout, deps.radius, deps.bandwidth),
-            seen.get(viewer.npc_id, {}),
-        )
-        out += [
-            uow.new_event(
-                ObservationMade(
-                    description=p.description,
-                    subject=p.subject,
-                    predicate=p.predicate,
-                    object=p.object,
-                    location=p.location,
-                ),
-                npc_id=viewer.npc_id,
-            )
-            for p in fresh
-        ]
-        remembered += [(viewer.npc_id, p.entity, p.description) for p in fresh]
-        places = sorted(visible_places(viewer, layout, deps.radius) - known.get(viewer.npc_id, set()))
-        if places:
-            out.append(uow.new_event(PlacesDiscovered(paths=tuple(places)), npc_id=viewer.npc_id))
-            await repo.add_known_places(event.world_id, viewer.npc_id, tuple(places))
+    taken_in = perceive_step(bodies, objects, layout, seen, known, deps.radius, deps.bandwidth)
+    out = [uow.new_event(_observation(p), npc_id=s.npc_id) for s in taken_in for p in s.percepts]
+    out += [uow.new_event(PlacesDiscovered(paths=s.places), npc_id=s.npc_id) for s in taken_in if s.places]
     if out:
         await uow.append(perception_stream(event.world_id), out)
-        await repo.remember_seen(event.world_id, remembered)
+        await repo.remember_seen(
+            event.world_id, [(s.npc_id, p.entity, p.description) for s in taken_in for p in s.percepts]
+        )
+        for s in (s for s in taken_in if s.places):
+            await repo.add_known_places(event.world_id, s.npc_id, s.places)
+
+
+def _observation(p: Percept) -> ObservationMade:
+    return ObservationMade(
+        description=p.description,
+        subject=p.subject,
+        predicate=p.predicate,
+        object=p.object,
+        location=p.location,
+    )
 
 
 PROJECTION = Projection(

@@ -6,8 +6,10 @@ from services.perception.domain.vision import (
     VISION_RADIUS,
     Body,
     Percept,
+    StepPerception,
     new_percepts,
     perceive,
+    perceive_step,
     visible_places,
 )
 
@@ -17,8 +19,10 @@ __all__ = [
     "Body",
     "Layout",
     "Percept",
+    "StepPerception",
     "Tile",
     "new_percepts",
     "perceive",
+    "perceive_step",
     "visible_places",
 ]

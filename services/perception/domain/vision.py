@@ -16,8 +16,10 @@ __all__ = [
     "VISION_RADIUS",
     "Body",
     "Percept",
+    "StepPerception",
     "new_percepts",
     "perceive",
+    "perceive_step",
     "visible_places",
 ]
 
@@ -121,3 +123,38 @@ def visible_places(viewer: Body, layout: Layout, radius: int = VISION_RADIUS) ->
         if tile is not None and _distance(viewer.tile, tile) <= radius:
             places.add(path)
     return places
+
+
+@dataclass(frozen=True)
+class StepPerception:
+    """What one NPC takes in during a step: new percepts and places it had not seen before."""
+
+    npc_id: str
+    percepts: tuple[Percept, ...]
+    places: tuple[str, ...]
+
+
+def perceive_step(
+    bodies: list[Body],
+    objects: dict[str, str],
+    layout: Layout,
+    seen: dict[str, dict[str, str]],
+    known: dict[str, set[str]],
+    radius: int = VISION_RADIUS,
+    bandwidth: int = ATTENTION_BANDWIDTH,
+) -> list[StepPerception]:
+    """Every NPC's perception of one step, in NPC order; NPCs that take in nothing new are left out.
+
+    Args:
+        seen: npc → entity → what it last perceived of that entity.
+        known: npc → places in its spatial memory.
+    """
+    out = []
+    for viewer in bodies:
+        fresh = new_percepts(
+            perceive(viewer, bodies, objects, layout, radius, bandwidth), seen.get(viewer.npc_id, {})
+        )
+        places = sorted(visible_places(viewer, layout, radius) - known.get(viewer.npc_id, set()))
+        if fresh or places:
+            out.append(StepPerception(viewer.npc_id, tuple(fresh), tuple(places)))
+    return out
