@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import subprocess
 import sys
@@ -148,19 +149,21 @@ async def measure(
     rng = np.random.default_rng(7)
     deps = MemoryDeps(embedder=LocalMiniLMEmbedder(), rater=ConstantRater(), settings=settings)
     exact = replace(deps, settings=settings.model_copy(update={"exact_scan_max": 10**9}))
-    times, recalls = [], []
+    times, recalls, cpu = [], [], 0.0
     async with await psycopg.AsyncConnection.connect(url) as conn:
         stream = await MemoryRepository().get_npc(conn, npc)
         assert stream is not None
+        backend = (await (await conn.execute("SELECT pg_backend_pid()")).fetchone() or [0])[0]
         for i in range(args.warmup + args.queries + 30):
             noise = 0.5 * rng.normal(size=DIMS).astype(np.float32) / DIMS**0.5
             q = vectors[rng.integers(0, len(vectors))] + noise
             q = (q / np.linalg.norm(q)).astype(np.float32)
             async with conn.transaction():
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), _cpu_seconds(backend)
                 got = await rank(conn, deps, stream, q, now=NOW, weights=RetrievalWeights(), k=10)
                 if args.warmup <= i < args.warmup + args.queries:
                     times.append((time.perf_counter() - started) * 1000)
+                    cpu += _cpu_seconds(backend) - cpu_started
                 elif i >= args.warmup + args.queries and stream.memory_count > settings.exact_scan_max:
                     want = await rank(conn, exact, stream, q, now=NOW, weights=RetrievalWeights(), k=10)
                     recalls.append(len({s.memory_id for s in got} & {s.memory_id for s in want}) / len(want))
@@ -168,7 +171,15 @@ async def measure(
         "p50": statistics.median(times),
         "p95": percentile(times, 0.95),
         "recall": statistics.mean(recalls) if recalls else 1.0,
+        "cpu": 1000 * cpu / len(times),
     }
+
+
+def _cpu_seconds(backend_pid: int) -> float:
+    """CPU time of this process plus the Postgres backend serving it (steadier than wall time under load)."""
+    fields = Path(f"/proc/{backend_pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    return time.process_time() + ticks / os.sysconf("SC_CLK_TCK")
 
 
 async def ingest(url: str, count: int, poll: int) -> tuple[float, float, float]:
@@ -184,11 +195,12 @@ async def ingest(url: str, count: int, poll: int) -> tuple[float, float, float]:
     await embedder.embed(texts)
     batched = count / (time.perf_counter() - started)
     rates = []
-    for size, world in ((1, "ingest-single"), (poll, "ingest-poll")):
+    run = uuid.uuid4().hex[:6]  # fresh streams per run: repeats would be suppressed as duplicates
+    for size, world in ((1, f"ingest-single-{run}"), (poll, f"ingest-poll-{run}")):
         deps = MemoryDeps(embedder=PrefetchingEmbedder(embedder), rater=ConstantRater())
         events = [
             Envelope.new(
-                ObservationMade(description=f"{text} ({world})", subject=f"chair {i}"),
+                ObservationMade(description=text, subject=f"chair {i}"),
                 tenant_id="bench", world_id=world, npc_id="isabella",
                 world_time=T0 + timedelta(seconds=10 * i),
             )
@@ -284,7 +296,7 @@ def run(url: str, args: argparse.Namespace) -> None:
             r = asyncio.run(measure(url, npc, vectors, args, settings))
             print(
                 f"one NPC, {n:>7} memories: p50 {r['p50']:6.2f} ms  p95 {r['p95']:6.2f} ms  "
-                f"recall@10 {r['recall']:.3f}"
+                f"recall@10 {r['recall']:.3f}  CPU {r['cpu']:.2f} ms/query"
             )
     if args.total:
         with psycopg.connect(url, autocommit=True) as conn:
@@ -301,7 +313,7 @@ def run(url: str, args: argparse.Namespace) -> None:
                 r = asyncio.run(measure(url, npc, vectors, args, settings))
                 print(
                     f"{loaded} rows, NPC with {n:>7}: p50 {r['p50']:6.2f} ms  p95 {r['p95']:6.2f} ms  "
-                    f"recall@10 {r['recall']:.3f}"
+                    f"recall@10 {r['recall']:.3f}  CPU {r['cpu']:.2f} ms/query"
                 )
     if args.ingest:
         for _ in range(args.repeat):
