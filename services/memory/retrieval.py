@@ -37,7 +37,6 @@ __all__ = ["MAX_K", "MAX_QUERY_LENGTH", "RetrievedMemory", "rank", "retrieve"]
 
 MAX_K = 100
 MAX_QUERY_LENGTH = 2000
-_FARTHEST_EF_SEARCH = 40
 
 
 @dataclass(frozen=True)
@@ -138,7 +137,7 @@ async def _threshold_top_k(
 ) -> list[ScoredMemory]:
     repo, cfg = deps.repository, deps.settings
     size = max(cfg.candidate_pool, 2 * k)
-    plan = SearchPlan(size, cfg.hnsw_ef_search, _FARTHEST_EF_SEARCH, cfg.prior_pool, weights, now)
+    plan = SearchPlan(size, cfg.hnsw_ef_search, cfg.farthest_ef_search, cfg.prior_pool, weights, now)
     found = await repo.index_candidates(conn, stream, query, plan)
     return await _threshold(conn, deps, stream, query, found, plan, k)
 

@@ -35,6 +35,10 @@ class MemorySettings(BaseSettings):
     candidate_pool: int = Field(default=128, ge=1, le=1000, validation_alias="MEMORY_CANDIDATE_POOL")
     prior_pool: int = Field(default=200, ge=1, le=5000, validation_alias="MEMORY_PRIOR_POOL")
     range_cap: int = Field(default=200, ge=1, le=100000, validation_alias="MEMORY_RANGE_CAP")
+    # The least relevant memory (for min-max normalisation) comes from a plain HNSW search for the negated
+    # query; this is its ef_search. A miss there shifts every relevance score: 40 gave recall@10 0.983 at
+    # 100k, 100 gave 0.993 (bench/memory_retrieval.py).
+    farthest_ef_search: int = Field(default=100, ge=1, le=1000, validation_alias="MEMORY_FARTHEST_EF_SEARCH")
     hnsw_ef_search: int = Field(default=100, ge=1, le=1000, validation_alias="MEMORY_HNSW_EF_SEARCH")
     # Streams with at least this many memories get an HNSW index of their own (built in the background).
     own_index_min: int = Field(default=10000, ge=1, validation_alias="MEMORY_OWN_INDEX_MIN")
