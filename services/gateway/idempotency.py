@@ -1,7 +1,8 @@
 """``Idempotency-Key`` on POSTs: the same key and body replay the stored response; another body is a 409.
 
 Runs as ASGI middleware before routing, keyed per tenant (found from the bearer key). A request that
-fails on our side (5xx or an exception) releases its key, so the client's retry runs again.
+fails on our side (5xx or an exception) or is refused before running (401, 403, 429) releases its key,
+so the client's retry runs again.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from services.gateway.repository import IdempotencyStore, KeyRepository
 __all__ = ["IdempotencyMiddleware"]
 
 _KEPT_HEADERS = ("content-type", "location")
+# Refused before the request ran (no key, no scope, over the rate limit): a retry may run it.
+_NOT_RUN = (401, 403, 429)
 
 
 class IdempotencyMiddleware:
@@ -92,7 +95,7 @@ class IdempotencyMiddleware:
         finally:
             async with app.state.pool.connection() as conn:
                 store = IdempotencyStore(conn)
-                if captured["status"] < 500:
+                if captured["status"] < 500 and captured["status"] not in _NOT_RUN:
                     await store.complete(
                         tenant, key, captured["status"], captured["headers"], captured["body"]
                     )
