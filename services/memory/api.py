@@ -23,9 +23,10 @@ from psycopg_pool import AsyncConnectionPool
 from npcworld.contracts import MemoryKind
 from npcworld.db import open_pool
 from npcworld.embeddings import EmbeddingSpaceMismatchError
-from npcworld.errors import NotFoundError, ValidationError
+from npcworld.errors import NotFoundError, TransientError, ValidationError
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.memory_client import MemoryPage, MemoryView, RetrievalRequest, RetrievedView
+from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
 from services.memory.deps import MemoryDeps
 from services.memory.domain import Memory, NpcRef, RetrievalWeights
 from services.memory.retrieval import RetrievedMemory, retrieve
@@ -33,6 +34,8 @@ from services.memory.retrieval import RetrievedMemory, retrieve
 __all__ = ["MAX_PAGE", "create_app"]
 
 MAX_PAGE = 500
+_RETRIEVE_ATTEMPTS = 8
+_RETRY = RetryPolicy(base_delay=0.01, max_delay=0.5)
 Id = Annotated[str, Query(min_length=1, max_length=100)]
 
 
@@ -68,11 +71,19 @@ def _routes(app: FastAPI) -> None:
         w = body.weights
         weights = RetrievalWeights(w.recency, w.importance, w.relevance) if w else RetrievalWeights()
         npc = NpcRef(body.tenant_id, body.world_id, body.npc_id)
-        async with request.app.state.pool.connection() as conn, conn.transaction():
-            found = await retrieve(
-                UnitOfWork(conn, EventStore()), deps, npc, body.query, k=body.k, now=body.now, weights=weights
-            )
-        return [_retrieved(r) for r in found]
+        for attempt in range(1, _RETRIEVE_ATTEMPTS + 1):
+            try:
+                async with request.app.state.pool.connection() as conn, conn.transaction():
+                    found = await retrieve(UnitOfWork(conn, EventStore()), deps, npc, body.query,
+                                           k=body.k, now=body.now, weights=weights)
+                return [_retrieved(r) for r in found]
+            except TRANSIENT_ERRORS as exc:
+                # Two retrievals for one NPC at once race for the access stream's next version,
+                # or a retrieval deadlocks with the consumer on the NPC's rows: both settle on retry.
+                if attempt == _RETRIEVE_ATTEMPTS:
+                    raise TransientError(f"retrieval for {npc.npc_id!r} kept conflicting: {exc}") from exc
+                await _RETRY.sleep(attempt)
+        raise AssertionError("unreachable")
 
     @app.get("/internal/v1/recent", response_model=list[MemoryView])
     async def recent(
@@ -158,6 +169,10 @@ def _install_errors(app: FastAPI) -> None:
     @app.exception_handler(NotFoundError)
     async def not_found(_: Request, exc: NotFoundError) -> JSONResponse:
         return _error(404, "Not found", str(exc))
+
+    @app.exception_handler(TransientError)
+    async def busy(_: Request, exc: TransientError) -> JSONResponse:
+        return _error(503, "Busy, retry", str(exc))
 
     @app.exception_handler(EmbeddingSpaceMismatchError)
     async def other_space(_: Request, exc: EmbeddingSpaceMismatchError) -> JSONResponse:

@@ -26,7 +26,7 @@ from services.memory.domain import (
     RetrievalWeights,
     ScoredMemory,
     StreamStats,
-    memory_stream_id,
+    access_stream_id,
     prior_thresholds,
     relevance_bound,
     score_candidates,
@@ -105,7 +105,7 @@ async def retrieve(
         npc_id=npc.npc_id,
         world_time=now,
     )
-    await uow.append(memory_stream_id(npc), [event])
+    await uow.append(access_stream_id(npc), [event])
     return [RetrievedMemory(memories[s.memory_id], s) for s in scored]
 
 

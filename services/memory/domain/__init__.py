@@ -6,7 +6,14 @@ from services.memory.domain.importance import (
     RatingContext,
     clamp_importance,
 )
-from services.memory.domain.memory import Memory, MemoryDraft, NpcRef, NpcStream, memory_stream_id
+from services.memory.domain.memory import (
+    Memory,
+    MemoryDraft,
+    NpcRef,
+    NpcStream,
+    access_stream_id,
+    memory_stream_id,
+)
 from services.memory.domain.observations import PreviousObservation, is_duplicate, state_key
 from services.memory.domain.reference import cosine, reference_top_k, stream_stats
 from services.memory.domain.scoring import (
@@ -35,6 +42,7 @@ __all__ = [
     "RetrievalWeights",
     "ScoredMemory",
     "StreamStats",
+    "access_stream_id",
     "clamp_importance",
     "cosine",
     "is_duplicate",

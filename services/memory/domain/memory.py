@@ -7,7 +7,7 @@ from datetime import datetime
 
 from npcworld.contracts import MemoryKind
 
-__all__ = ["Memory", "MemoryDraft", "NpcRef", "NpcStream", "memory_stream_id"]
+__all__ = ["Memory", "MemoryDraft", "NpcRef", "NpcStream", "access_stream_id", "memory_stream_id"]
 
 
 @dataclass(frozen=True)
@@ -68,5 +68,14 @@ class Memory:
 
 
 def memory_stream_id(npc: NpcRef) -> str:
-    """The event-store stream holding one NPC's MemoryRecorded and MemoriesAccessed events."""
+    """The event-store stream holding one NPC's MemoryRecorded events."""
     return f"memory:{npc.tenant_id}:{npc.world_id}:{npc.npc_id}"
+
+
+def access_stream_id(npc: NpcRef) -> str:
+    """The stream of one NPC's MemoriesAccessed events.
+
+    Kept apart from the recording stream so a retrieval never races the consumer's appends for the
+    same stream version (replay folds both in global sequence order, so nothing depends on it).
+    """
+    return f"memory-access:{npc.tenant_id}:{npc.world_id}:{npc.npc_id}"

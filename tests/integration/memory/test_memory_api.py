@@ -17,7 +17,7 @@ from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.memory_client import RetrievalRequest
 from npcworld.memory_client.http import HttpMemoryReader
 from npcworld.outbox import OutboxRelay
-from services.memory.domain import NpcRef, memory_stream_id
+from services.memory.domain import NpcRef, access_stream_id
 from tests.infra import BrokerForTests
 from tests.integration.memory.support import T0, envelope, new_npc, running_memory_service
 from tests.polling import eventually
@@ -81,9 +81,25 @@ async def test_retrieval_over_http_ranks_marks_accessed_and_records_the_access(
     after = {m.memory_id: m for m in await service.recent(npc.tenant_id, npc.world_id, npc.npc_id)}
     assert all(after[r.memory_id].last_accessed_at == T0 + timedelta(hours=6) for r in found)
     async with pool.connection() as conn:
-        events = await EventStore().read_stream(conn, memory_stream_id(npc))
+        events = await EventStore().read_stream(conn, access_stream_id(npc))
     [accessed] = [e.envelope.payload for e in events if e.envelope.type == "MemoriesAccessed"]
     assert list(accessed.memory_ids) == [r.memory_id for r in found]  # type: ignore[attr-defined]
+
+
+async def test_concurrent_retrievals_for_one_npc_all_answer_while_it_keeps_recording(
+    pool: AsyncConnectionPool, service: HttpMemoryReader
+) -> None:
+    npc = await _populate(pool, service)
+    more = [envelope(ObservationMade(description=f"a villager walks past, number {i}"), npc,
+                     T0 + timedelta(hours=7, minutes=i)) for i in range(6)]
+    async with pool.connection() as conn, conn.transaction():
+        await UnitOfWork(conn, EventStore()).append(f"perception-{npc.npc_id}", more)
+    queries = ["the party", "Klaus", "chemistry", "the stove", "crowds", "Valentine's Day", "books", "cafe"]
+    answers = await asyncio.gather(*(service.retrieve(_request(npc, q)) for q in queries))
+    assert all(len(found) == 3 for found in answers)
+    async with pool.connection() as conn:
+        events = await EventStore().read_stream(conn, access_stream_id(npc))
+    assert len(events) == len(queries)
 
 
 async def test_bad_queries_get_4xx_naming_the_field_and_other_tenants_see_nothing(

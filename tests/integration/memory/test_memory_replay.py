@@ -10,7 +10,7 @@ from psycopg_pool import AsyncConnectionPool
 from npcworld.contracts import ObservationMade
 from npcworld.eventstore import EventStore, UnitOfWork
 from services.memory.deps import MemoryDeps
-from services.memory.domain import memory_stream_id
+from services.memory.domain import access_stream_id, memory_stream_id
 from services.memory.projection import reembed_stream, replay_memory_events
 from services.memory.repository import MemoryRepository
 from services.memory.retrieval import retrieve
@@ -41,7 +41,9 @@ async def test_replaying_memory_events_reproduces_memories_and_last_access_times
         ranked_before = await retrieve(UnitOfWork(conn, EventStore()), deps, npc, "baking", k=3, now=T0)
     async with pool.connection() as conn, conn.transaction():
         await repo.delete_stream(conn, stream)
-        events = [e.envelope for e in await EventStore().read_stream(conn, memory_stream_id(npc))]
+        stored = [*await EventStore().read_stream(conn, memory_stream_id(npc)),
+                  *await EventStore().read_stream(conn, access_stream_id(npc))]
+        events = [e.envelope for e in sorted(stored, key=lambda e: e.seq)]
         assert await replay_memory_events(conn, deps, events) == 3
     async with pool.connection() as conn, conn.transaction(force_rollback=True):
         rebuilt = await repo.get_npc(conn, npc)
