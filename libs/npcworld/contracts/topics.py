@@ -23,7 +23,7 @@ class Topic:
 
 WORLD = Topic(
     "npcworld.world.v1", "world_id", 6, ("gateway", "world_state"),
-    ("world_state", "perception", "memory", "reflection", "dialogue"),
+    ("world_state", "perception", "memory", "reflection", "planning", "dialogue"),
     "World lifecycle, NPC creation, clock, object states and movement; keyed by world so world order holds.",
 )
 PERCEPTION = Topic(
@@ -31,7 +31,7 @@ PERCEPTION = Topic(
     "What each NPC perceived; keyed by NPC so per-NPC order holds.",
 )
 MEMORY = Topic(
-    "npcworld.memory.v1", "npc_id", 12, ("memory",), ("reflection", "planning"),
+    "npcworld.memory.v1", "npc_id", 12, ("memory",), ("reflection",),
     "Memories recorded and accessed in each NPC's memory stream.",
 )
 REFLECTION = Topic(
