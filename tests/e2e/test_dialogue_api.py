@@ -83,6 +83,9 @@ async def test_inner_voice_needs_the_admin_scope(stack: Stack, client_factory: M
         assert r.status_code == 403
     finally:
         await writer.aclose()
+    # The world and dialogue topics are not ordered with each other: let the memory service meet Sam first,
+    # so his thought carries his name.
+    await eventually(lambda: recent(stack, town, "sam", "seed"), bool, timeout=60)
     r = await admin.post(f"{npcs}/sam/inner-voice", json={"directive": "You will run for mayor"})
     assert r.status_code == 202, r.text
 
