@@ -11,6 +11,7 @@ import asyncio
 import signal
 
 from npcworld.db import apply_migrations, open_pool
+from npcworld.messaging import Heartbeat
 from npcworld.service import configure_logging
 from npcworld.settings import resolve_endpoints
 from npcworld.telemetry import configure_telemetry
@@ -39,10 +40,13 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> None:
             return {"database": True, "dispatcher": dispatcher.started.is_set()}
 
         health = HealthServer(settings.health_port, readiness)
+        heartbeat = Heartbeat(pool, CONSUMER, ())  # reads the store itself: owes no Kafka events
         await health.start()
+        await heartbeat.start()
         try:
             await dispatcher.run(stop)
         finally:
+            await heartbeat.stop()
             await health.stop()
     finally:
         await pool.close()

@@ -1,54 +1,117 @@
 """Has the pipeline digested the last step? Stepped clocks wait for this before the next tick.
 
-The pipeline is judged idle when, over a short quiet window, the event store gains nothing, the outbox
-is empty (everything stored reached Kafka) and no other session of this database is inside a transaction
-(every consumer loop handles its batch inside one, LLM calls included). The window covers the gap between
-the relay publishing an event and a consumer fetching it; a step that starts early only means cognition
-lags one step, never that an event is lost or reordered.
+The pipeline is idle when, in one database snapshot:
+
+- every live consumer loop (one that heartbeated in ``consumer_heartbeats`` lately) has processed or
+  dead-lettered every stored event of the types it handles (``processed_events`` is written in the same
+  transaction as the handler's effects, so "processed" means its new events are stored too);
+- the outbox is empty (everything stored reached Kafka);
+- no reflection run is waiting for its Celery job (jobs work outside any consumer transaction).
+
+This is exact rather than a guess from quiet time: a consumer waiting in its retry backoff holds no
+transaction but still owes its events, so the clock waits for it instead of stepping on without cognition.
+Only events after the last idle point are checked (``since``), so a check costs a few index lookups.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 
 from psycopg_pool import AsyncConnectionPool
 
-__all__ = ["PipelineProbe"]
+__all__ = ["PipelineProbe", "PipelineState"]
+
+# How far back the first check looks when the probe has no idle point yet.
+_FIRST_LOOKBACK = 20_000
 
 _SNAPSHOT = """
+WITH live AS (
+    SELECT consumer, types FROM consumer_heartbeats WHERE seen_at > now() - make_interval(secs => %(alive)s)
+), owed AS (
+    SELECT live.consumer, e.event_id
+      FROM events e JOIN live ON e.type = ANY (live.types)
+     WHERE e.seq > %(since)s
+       AND NOT EXISTS (SELECT 1 FROM processed_events p WHERE p.consumer = live.consumer AND p.event_id = e.event_id)
+       AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.consumer = live.consumer AND d.event_id = e.event_id)
+)
 SELECT (SELECT coalesce(max(seq), 0) FROM events),
        (SELECT count(*) FROM outbox),
-       (SELECT count(*) FROM pg_stat_activity
-         WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
-           AND (state LIKE 'idle in transaction%%' OR (state = 'active' AND query NOT LIKE 'LISTEN%%')))
+       (SELECT count(*) FROM reflection_npcs WHERE pending_run IS NOT NULL),
+       (SELECT coalesce(array_agg(DISTINCT consumer ORDER BY consumer), '{}') FROM owed),
+       (SELECT count(*) FROM owed)
 """
 
 
-class PipelineProbe:
-    """Polls the database until the pipeline is quiet for ``quiet_checks`` consecutive snapshots."""
+@dataclass(frozen=True)
+class PipelineState:
+    """One snapshot: the newest event, what is still owed, and by whom."""
 
-    def __init__(self, pool: AsyncConnectionPool, *, interval: float = 0.008, quiet_checks: int = 3) -> None:
+    max_seq: int
+    outbox: int
+    pending_reflections: int
+    behind: tuple[str, ...]
+    owed: int
+
+    @property
+    def idle(self) -> bool:
+        return self.outbox == 0 and self.pending_reflections == 0 and self.owed == 0
+
+
+class PipelineProbe:
+    """Polls the database until the pipeline is idle for ``quiet_checks`` consecutive snapshots."""
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        *,
+        interval: float = 0.005,
+        quiet_checks: int = 1,
+        alive_seconds: float = 15.0,
+    ) -> None:
         self.pool = pool
         self.interval = interval
         self.quiet_checks = quiet_checks
+        self.alive_seconds = alive_seconds
+        self.since: int | None = None
+        self.last: PipelineState | None = None
 
-    async def snapshot(self) -> tuple[int, int, int]:
+    async def snapshot(self) -> PipelineState:
         async with self.pool.connection() as conn:
-            row = await (await conn.execute(_SNAPSHOT)).fetchone()
+            if self.since is None:
+                row = await (await conn.execute("SELECT coalesce(max(seq), 0) FROM events")).fetchone()
+                self.since = max(0, int(row[0]) - _FIRST_LOOKBACK) if row else 0
+            cur = await conn.execute(_SNAPSHOT, {"since": self.since, "alive": self.alive_seconds})
+            row = await cur.fetchone()
         assert row is not None
-        return int(row[0]), int(row[1]), int(row[2])
+        state = PipelineState(int(row[0]), int(row[1]), int(row[2]), tuple(row[3]), int(row[4]))
+        if state.idle:
+            self.since = state.max_seq  # everything up to here is digested; later checks start after it
+        self.last = state
+        return state
 
     async def wait_idle(self, timeout: float) -> bool:
-        """True once quiet; False if ``timeout`` seconds pass first (the caller ticks anyway)."""
+        """True once idle; False if ``timeout`` seconds pass first (``last`` says what was still owed)."""
         deadline = time.monotonic() + timeout
-        last: tuple[int, int, int] | None = None
-        quiet = 0
-        while time.monotonic() < deadline:
-            snap = await self.snapshot()
-            quiet = quiet + 1 if snap == last and snap[1] == 0 and snap[2] == 0 else 0
+        quiet, last_seq = 0, -1
+        while True:
+            state = await self.snapshot()
+            if not state.idle:
+                quiet = 0
+            else:  # consecutive idle snapshots only count while nothing new was stored in between
+                quiet = quiet + 1 if quiet and state.max_seq == last_seq else 1
             if quiet >= self.quiet_checks:
                 return True
-            last = snap
+            last_seq = state.max_seq
+            if time.monotonic() >= deadline:
+                return False
             await asyncio.sleep(self.interval)
-        return False
+
+    def describe(self) -> str:
+        """What the last snapshot was waiting for, for a log line."""
+        s = self.last
+        if s is None:
+            return "no snapshot yet"
+        return (f"{s.owed} events owed by {', '.join(s.behind) or 'nobody'}, {s.outbox} unpublished, "
+                f"{s.pending_reflections} reflection runs pending")

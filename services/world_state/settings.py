@@ -25,10 +25,10 @@ class Settings(CommonSettings):
         description="how often the ticker looks for due clocks",
     )
     stepped_max_wait_seconds: float = Field(
-        default=30,
+        default=600,
         gt=0,
-        le=3600,
+        le=86400,
         validation_alias="world_stepped_max_wait_seconds",
-        description="a stepped clock ticks anyway after waiting this long",
+        description="a stepped clock ticks anyway after waiting this long for a consumer that is behind",
     )
-    stepped_quiet_checks: int = Field(default=2, ge=1, le=100, validation_alias="world_stepped_quiet_checks")
+    stepped_quiet_checks: int = Field(default=1, ge=1, le=100, validation_alias="world_stepped_quiet_checks")

@@ -41,7 +41,7 @@ class Ticker:
         probe: PipelineProbe,
         *,
         poll_seconds: float = 0.01,
-        stepped_max_wait: float = 30.0,
+        stepped_max_wait: float = 600.0,
     ) -> None:
         self.pool = pool
         self.trees = trees
@@ -63,14 +63,25 @@ class Ticker:
             repo = WorldRepository(conn)
             worlds = [(w, await repo.clock(w)) for w in await repo.running_clocks()]
         stepped = [w for w, c in worlds if c is not None and c.speed is None]
-        if stepped and not await self.probe.wait_idle(self.stepped_max_wait):
-            logger.warning(
-                "pipeline still busy after %.0fs; stepping %s anyway", self.stepped_max_wait, stepped
-            )
+        if stepped:
+            await self._wait_for_pipeline(stepped)
         count = 0
         for world_id, _ in worlds:
             count += await self.tick(world_id, time.time())
         return count
+
+    async def _wait_for_pipeline(self, stepped: list[str]) -> None:
+        """Wait until the previous step is digested, saying every 30 s who is behind; step anyway at the cap."""
+        waited = 0.0
+        while waited < self.stepped_max_wait:
+            chunk = min(30.0, self.stepped_max_wait - waited)
+            if await self.probe.wait_idle(chunk):
+                return
+            waited += chunk
+            logger.warning("stepped clock of %s waiting %.0fs for the pipeline: %s",
+                           stepped, waited, self.probe.describe())
+        logger.error("pipeline still busy after %.0fs; stepping %s anyway (cognition will lag): %s",
+                     self.stepped_max_wait, stepped, self.probe.describe())
 
     async def tick(self, world_id: str, wall_now: float) -> bool:
         """One step of one world if its clock is running and due; False otherwise."""

@@ -1,6 +1,7 @@
 """Messaging: the one consumer loop, Kafka client defaults, retry policy and dead-lettering."""
 
 from npcworld.messaging.dead_letter import DeadLetterer
+from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import ensure_topics, make_consumer, make_producer
 from npcworld.messaging.loop import ConsumerLoop, Handler
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
@@ -10,6 +11,7 @@ __all__ = [
     "ConsumerLoop",
     "DeadLetterer",
     "Handler",
+    "Heartbeat",
     "RetryPolicy",
     "ensure_topics",
     "make_consumer",

@@ -18,6 +18,7 @@ from npcworld.contracts import EVENT_TYPES, Envelope, decode_envelope
 from npcworld.errors import PermanentError
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.messaging.dead_letter import DeadLetterer
+from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import make_consumer, make_producer
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
 from npcworld.projection import Projection
@@ -53,6 +54,7 @@ class ConsumerLoop(Generic[D]):
         bootstrap: str,
         policy: RetryPolicy | None = None,
         max_records: int = 500,
+        heartbeat_seconds: float = 2.0,
     ) -> None:
         unknown = set(handlers) - set(EVENT_TYPES)
         if unknown:
@@ -67,6 +69,7 @@ class ConsumerLoop(Generic[D]):
         self.bootstrap = bootstrap
         self.policy = policy or RetryPolicy()
         self.max_records = max_records
+        self.heartbeat_seconds = heartbeat_seconds
         self.store = EventStore()
         self.topics = sorted({EVENT_TYPES[t].topic.name for t in (*handlers, *self.appliers)})
         self.started = asyncio.Event()
@@ -79,6 +82,8 @@ class ConsumerLoop(Generic[D]):
         await producer.start()
         await consumer.start()
         dead = DeadLetterer(self.name, producer)
+        heartbeat = Heartbeat(self.pool, self.name, {*self.handlers, *self.appliers}, seconds=self.heartbeat_seconds)
+        await heartbeat.start()
         self.started.set()
         logger.info("consumer %s started on %s", self.name, self.topics)
         try:
@@ -91,6 +96,7 @@ class ConsumerLoop(Generic[D]):
                     self._positions.update(offsets)
                 self._report_lag(consumer)
         finally:
+            await heartbeat.stop()
             await consumer.stop()
             await producer.stop()
             logger.info("consumer %s stopped", self.name)

@@ -122,6 +122,14 @@ async def _simulate(
         await _wait(
             pool, "SELECT count(*) FROM ws_clocks WHERE world_id = %s", world, lambda n: n == 1, group
         )
+        services = [n for n in group.commands if n in SERVICE_MODULES]
+        await _wait(
+            pool,
+            "SELECT count(*) FROM consumer_heartbeats WHERE consumer = ANY(%s)",
+            services,
+            lambda n: n == len(services),
+            group,
+        )
         probe = PipelineProbe(pool)
         await probe.wait_idle(120)
         async with pool.connection() as conn, conn.transaction():
@@ -162,14 +170,14 @@ async def _simulate(
 async def _wait(
     pool: Any,
     sql: str,
-    world: str,
+    param: Any,
     done: Callable[[int], bool],
     group: ProcessGroup,
     tick: Callable[[int], None] | None = None,
 ) -> None:
     while True:
         async with pool.connection() as conn:
-            row = await (await conn.execute(sql, (world,))).fetchone()
+            row = await (await conn.execute(sql, (param,))).fetchone()
         value = int(row[0]) if row and row[0] is not None else 0
         if tick:
             tick(value)

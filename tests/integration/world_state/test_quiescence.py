@@ -1,0 +1,112 @@
+"""A stepped clock waits until every live consumer has digested the last step, retry backoff included."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+from psycopg_pool import AsyncConnectionPool
+
+from npcworld.contracts import Envelope, ObservationMade
+from npcworld.errors import TransientError
+from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.messaging import ConsumerLoop, Heartbeat, RetryPolicy
+from npcworld.outbox import OutboxRelay
+from services.world_state.quiescence import PipelineProbe
+from tests.infra import BrokerForTests
+from tests.integration.world_state.support import T0
+
+pytestmark = pytest.mark.integration
+
+
+async def _post(pool: AsyncConnectionPool, world: str) -> Envelope:
+    async with pool.connection() as conn, conn.transaction():
+        uow = UnitOfWork(conn, EventStore())
+        event = uow.new_event(ObservationMade(description="the stove is burning", source="studio"), tenant_id="t",
+                              world_id=world, world_time=T0, npc_id="ada")
+        await uow.append(f"perceptions-{world}-ada", [event])
+    return event
+
+
+async def test_clock_waits_for_a_consumer_in_retry_backoff(
+    pool: AsyncConnectionPool, broker: BrokerForTests
+) -> None:
+    """The consumer holds no transaction while it backs off, yet it still owes the event: not idle."""
+    name, world = f"slow-{uuid.uuid4().hex[:8]}", f"w-{uuid.uuid4().hex[:8]}"
+    failures_left = 6
+
+    async def flaky(event: Envelope, uow: UnitOfWork, deps: Any) -> None:
+        nonlocal failures_left
+        if failures_left:
+            failures_left -= 1
+            raise TransientError("memory service answered 503")
+
+    loop = ConsumerLoop(name, {"ObservationMade": flaky}, None, pool=pool, bootstrap=broker.bootstrap,
+                        policy=RetryPolicy(base_delay=0.2, max_delay=0.4))
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
+             asyncio.create_task(loop.run(stop))]
+    probe = PipelineProbe(pool)
+    try:
+        await asyncio.wait_for(loop.started.wait(), 60)
+        assert await probe.wait_idle(30)
+        event = await _post(pool, world)
+
+        assert not await probe.wait_idle(0.5)  # the handler is failing and backing off in between
+        assert probe.last is not None and name in probe.last.behind
+        assert "events owed by" in probe.describe() and name in probe.describe()
+
+        assert await probe.wait_idle(60)  # the retries succeed: now everything is digested
+        async with pool.connection() as conn:
+            cur = await conn.execute("SELECT 1 FROM processed_events WHERE consumer = %s AND event_id = %s",
+                                     (name, event.event_id))
+            assert await cur.fetchone() is not None
+        assert failures_left == 0
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+
+
+async def test_dead_consumers_are_not_waited_for_and_dead_letters_count_as_digested(
+    pool: AsyncConnectionPool,
+) -> None:
+    live, gone = f"live-{uuid.uuid4().hex[:8]}", f"gone-{uuid.uuid4().hex[:8]}"
+    probe = PipelineProbe(pool)
+    assert await probe.wait_idle(5)
+    await Heartbeat(pool, gone, ["ObservationMade"]).beat()
+    async with pool.connection() as conn:
+        await conn.execute("UPDATE consumer_heartbeats SET seen_at = now() - interval '1 hour' WHERE consumer = %s",
+                           (gone,))
+    heartbeat = Heartbeat(pool, live, ["ObservationMade"])
+    await heartbeat.beat()
+    event = await _post(pool, "w")
+    async with pool.connection() as conn:
+        await conn.execute("DELETE FROM outbox")  # as if the relay had published it
+
+    state = await probe.snapshot()
+    assert not state.idle and state.behind == (live,) and state.owed == 1
+
+    async with pool.connection() as conn:
+        await conn.execute(
+            "INSERT INTO dead_letters (consumer, topic, partition, \"offset\", event_id, event_type, reason, value)"
+            " VALUES (%s, 'npcworld.perception.v1', 0, 0, %s, 'ObservationMade', 'poison', '')",
+            (live, event.event_id),
+        )
+    assert (await probe.snapshot()).idle
+    await heartbeat.stop()  # withdrawn: no longer waited for
+
+
+async def test_a_pending_reflection_run_keeps_the_pipeline_busy(pool: AsyncConnectionPool) -> None:
+    probe = PipelineProbe(pool)
+    async with pool.connection() as conn:
+        await conn.execute(
+            "INSERT INTO reflection_npcs (tenant_id, world_id, npc_id, pending_run, pending_since)"
+            " VALUES ('t', 'w', 'ada', 1, now())"
+        )
+    state = await probe.snapshot()
+    assert not state.idle and state.pending_reflections == 1
+    async with pool.connection() as conn:
+        await conn.execute("UPDATE reflection_npcs SET pending_run = NULL WHERE npc_id = 'ada'")
+    assert (await probe.snapshot()).idle
