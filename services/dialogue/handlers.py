@@ -4,8 +4,10 @@ profiles and known places the prompts need."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 
 from npcworld.contracts import (
+    ClockChanged,
     Envelope,
     InnerVoiceGiven,
     NpcCreated,
@@ -13,6 +15,7 @@ from npcworld.contracts import (
     PlacesDiscovered,
     PlayerSpoke,
     UtteranceSpoken,
+    envelope_from_dict,
 )
 from npcworld.contracts.planning import ConversationRequested
 from npcworld.errors import PermanentError
@@ -24,6 +27,7 @@ from services.dialogue.speaking import Scene, reply_to_player
 
 __all__ = [
     "HANDLERS",
+    "on_clock_changed",
     "on_conversation_requested",
     "on_inner_voice_given",
     "on_npc_created",
@@ -31,6 +35,7 @@ __all__ = [
     "on_player_spoke",
     "on_utterance_spoken",
     "on_world_deleted",
+    "on_world_ticked",
 ]
 
 Handler = Callable[[Envelope, UnitOfWork, DialogueDeps], Awaitable[None]]
@@ -43,15 +48,53 @@ def _npc(event: Envelope) -> str:
 
 
 async def on_conversation_requested(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
-    """A reaction decided to talk: open the conversation (unless busy or cooling down) and speak first."""
+    """A reaction decided to talk: open the conversation (unless busy or cooling down) and speak first.
+
+    In a stepped world the request waits for the next tick (``on_world_ticked``), where all of a step's
+    requests are resolved in a fixed order; elsewhere it is resolved at once."""
     request = event.payload
     assert isinstance(request, ConversationRequested)
-    _npc(event)
+    npc = _npc(event)
+    if await deps.repository.is_stepped(uow.conn, event.tenant_id, event.world_id):
+        await deps.repository.queue_request(
+            uow.conn, event.event_id, event.tenant_id, event.world_id, event.world_time, npc,
+            request.target_npc_id, event.to_json().decode(),
+        )
+        return
+    await _start(event, uow, deps)
+
+
+async def _start(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
+    request = event.payload
+    assert isinstance(request, ConversationRequested)
     conversation = await open_conversation(
         uow, deps, event, request.target_npc_id, reason=request.reason, location=request.location_path
     )
     if conversation is not None:
         await speak_next(uow, deps, event, conversation)
+
+
+async def _start_queued(event: Envelope, uow: UnitOfWork, deps: DialogueDeps, before: datetime | None) -> None:
+    for queued in await deps.repository.take_requests(uow.conn, event.tenant_id, event.world_id, before):
+        request = envelope_from_dict(queued)
+        caused = UnitOfWork(uow.conn, uow.store, cause=request)  # the conversation is the request's effect
+        await _start(request, caused, deps)
+        uow.appended.extend(caused.appended)
+
+
+async def on_world_ticked(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
+    """The previous steps are digested: start their queued conversations, ordered by time and names."""
+    await _start_queued(event, uow, deps, event.world_time)
+
+
+async def on_clock_changed(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
+    """Remember whether the world steps; a clock that stops stepping releases what was queued."""
+    clock = event.payload
+    assert isinstance(clock, ClockChanged)
+    stepped = not clock.paused and clock.speed is None
+    await deps.repository.set_stepped(uow.conn, event.tenant_id, event.world_id, stepped)
+    if not stepped:
+        await _start_queued(event, uow, deps, None)
 
 
 async def on_utterance_spoken(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
@@ -133,6 +176,8 @@ async def on_world_deleted(event: Envelope, uow: UnitOfWork, deps: DialogueDeps)
 
 HANDLERS: dict[str, Handler] = {
     "ConversationRequested": on_conversation_requested,
+    "WorldTicked": on_world_ticked,
+    "ClockChanged": on_clock_changed,
     "UtteranceSpoken": on_utterance_spoken,
     "PlayerSpoke": on_player_spoke,
     "InnerVoiceGiven": on_inner_voice_given,

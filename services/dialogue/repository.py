@@ -199,6 +199,36 @@ class DialogueRepository:
             (tenant, world, rel.npc_id, rel.other_id, rel.familiarity, rel.sentiment, rel.summary, at),
         )
 
+    async def set_stepped(self, conn: Conn, tenant: str, world: str, stepped: bool) -> None:
+        await conn.execute(
+            "INSERT INTO dialogue_clocks (tenant_id, world_id, stepped) VALUES (%s, %s, %s)"
+            " ON CONFLICT (tenant_id, world_id) DO UPDATE SET stepped = EXCLUDED.stepped",
+            (tenant, world, stepped),
+        )
+
+    async def is_stepped(self, conn: Conn, tenant: str, world: str) -> bool:
+        cur = await conn.execute(f"SELECT stepped FROM dialogue_clocks WHERE {_WORLD}", {"t": tenant, "w": world})
+        row = await cur.fetchone()
+        return bool(row and row[0])
+
+    async def queue_request(self, conn: Conn, event_id: Any, tenant: str, world: str, when: datetime,
+                            initiator: str, target: str, envelope: str) -> None:
+        await conn.execute(
+            "INSERT INTO dialogue_requests (event_id, tenant_id, world_id, world_time, initiator, target, envelope)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb) ON CONFLICT DO NOTHING",
+            (event_id, tenant, world, when, initiator, target, envelope),
+        )
+
+    async def take_requests(self, conn: Conn, tenant: str, world: str, before: datetime | None) -> list[Any]:
+        """Remove and return the queued request envelopes (JSON) of earlier steps, in a fixed order."""
+        cur = await conn.execute(
+            f"DELETE FROM dialogue_requests WHERE {_WORLD} AND (%(b)s::timestamptz IS NULL OR world_time < %(b)s)"
+            " RETURNING world_time, initiator, target, envelope",
+            {"t": tenant, "w": world, "b": before},
+        )
+        return [row[3] for row in sorted(await cur.fetchall(), key=lambda r: (r[0], r[1], r[2]))]
+
     async def delete_world(self, conn: Conn, tenant: str, world: str) -> None:
-        for table in ("dialogue_npcs", "dialogue_places", "dialogue_conversations", "dialogue_relationships"):
+        for table in ("dialogue_npcs", "dialogue_places", "dialogue_conversations", "dialogue_relationships",
+                      "dialogue_clocks", "dialogue_requests"):
             await conn.execute(f"DELETE FROM {table} WHERE {_WORLD}", {"t": tenant, "w": world})

@@ -113,5 +113,7 @@ class PipelineProbe:
         s = self.last
         if s is None:
             return "no snapshot yet"
-        return (f"{s.owed} events owed by {', '.join(s.behind) or 'nobody'}, {s.outbox} unpublished, "
-                f"{s.pending_reflections} reflection runs pending")
+        return (
+            f"{s.owed} events owed by {', '.join(s.behind) or 'nobody'}, {s.outbox} unpublished, "
+            f"{s.pending_reflections} reflection runs pending"
+        )

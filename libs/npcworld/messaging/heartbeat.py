@@ -21,7 +21,9 @@ logger = logging.getLogger(__name__)
 class Heartbeat:
     """Upserts ``(name, types, seen_at = now())`` once at ``start`` and then every ``seconds``."""
 
-    def __init__(self, pool: AsyncConnectionPool, name: str, types: Iterable[str], *, seconds: float = 2.0) -> None:
+    def __init__(
+        self, pool: AsyncConnectionPool, name: str, types: Iterable[str], *, seconds: float = 2.0
+    ) -> None:
         self.pool, self.name, self.types, self.seconds = pool, name, sorted(set(types)), seconds
         self._task: asyncio.Task[None] | None = None
 

@@ -24,8 +24,13 @@ pytestmark = pytest.mark.integration
 async def _post(pool: AsyncConnectionPool, world: str) -> Envelope:
     async with pool.connection() as conn, conn.transaction():
         uow = UnitOfWork(conn, EventStore())
-        event = uow.new_event(ObservationMade(description="the stove is burning", source="studio"), tenant_id="t",
-                              world_id=world, world_time=T0, npc_id="ada")
+        event = uow.new_event(
+            ObservationMade(description="the stove is burning", source="studio"),
+            tenant_id="t",
+            world_id=world,
+            world_time=T0,
+            npc_id="ada",
+        )
         await uow.append(f"perceptions-{world}-ada", [event])
     return event
 
@@ -43,11 +48,19 @@ async def test_clock_waits_for_a_consumer_in_retry_backoff(
             failures_left -= 1
             raise TransientError("memory service answered 503")
 
-    loop = ConsumerLoop(name, {"ObservationMade": flaky}, None, pool=pool, bootstrap=broker.bootstrap,
-                        policy=RetryPolicy(base_delay=0.2, max_delay=0.4))
+    loop = ConsumerLoop(
+        name,
+        {"ObservationMade": flaky},
+        None,
+        pool=pool,
+        bootstrap=broker.bootstrap,
+        policy=RetryPolicy(base_delay=0.2, max_delay=0.4),
+    )
     stop = asyncio.Event()
-    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
-             asyncio.create_task(loop.run(stop))]
+    tasks = [
+        asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
+        asyncio.create_task(loop.run(stop)),
+    ]
     probe = PipelineProbe(pool)
     try:
         await asyncio.wait_for(loop.started.wait(), 60)
@@ -60,8 +73,9 @@ async def test_clock_waits_for_a_consumer_in_retry_backoff(
 
         assert await probe.wait_idle(60)  # the retries succeed: now everything is digested
         async with pool.connection() as conn:
-            cur = await conn.execute("SELECT 1 FROM processed_events WHERE consumer = %s AND event_id = %s",
-                                     (name, event.event_id))
+            cur = await conn.execute(
+                "SELECT 1 FROM processed_events WHERE consumer = %s AND event_id = %s", (name, event.event_id)
+            )
             assert await cur.fetchone() is not None
         assert failures_left == 0
     finally:
@@ -77,8 +91,9 @@ async def test_dead_consumers_are_not_waited_for_and_dead_letters_count_as_diges
     assert await probe.wait_idle(5)
     await Heartbeat(pool, gone, ["ObservationMade"]).beat()
     async with pool.connection() as conn:
-        await conn.execute("UPDATE consumer_heartbeats SET seen_at = now() - interval '1 hour' WHERE consumer = %s",
-                           (gone,))
+        await conn.execute(
+            "UPDATE consumer_heartbeats SET seen_at = now() - interval '1 hour' WHERE consumer = %s", (gone,)
+        )
     heartbeat = Heartbeat(pool, live, ["ObservationMade"])
     await heartbeat.beat()
     event = await _post(pool, "w")
@@ -90,7 +105,7 @@ async def test_dead_consumers_are_not_waited_for_and_dead_letters_count_as_diges
 
     async with pool.connection() as conn:
         await conn.execute(
-            "INSERT INTO dead_letters (consumer, topic, partition, \"offset\", event_id, event_type, reason, value)"
+            'INSERT INTO dead_letters (consumer, topic, partition, "offset", event_id, event_type, reason, value)'
             " VALUES (%s, 'npcworld.perception.v1', 0, 0, %s, 'ObservationMade', 'poison', '')",
             (live, event.event_id),
         )

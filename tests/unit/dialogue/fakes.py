@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -38,6 +40,8 @@ class FakeDialogueRepository:
         self.places: dict[tuple[str, str, str], set[str]] = {}
         self.conversations: dict[str, tuple[Key, Conversation]] = {}
         self.relationships: dict[tuple[str, str, str, str], Relationship] = {}
+        self.stepped: dict[tuple[str, str], bool] = {}
+        self.requests: dict[Any, tuple[str, str, datetime, str, str, str]] = {}
 
     async def save_npc(self, conn: Any, tenant: str, world: str, profile: NpcProfile) -> None:
         self.npcs[(tenant, world, profile.npc_id)] = profile
@@ -94,6 +98,35 @@ class FakeDialogueRepository:
         self, conn: Any, tenant: str, world: str, rel: Relationship, at: datetime
     ) -> None:
         self.relationships[(tenant, world, rel.npc_id, rel.other_id)] = replace(rel)
+
+    async def set_stepped(self, conn: Any, tenant: str, world: str, stepped: bool) -> None:
+        self.stepped[(tenant, world)] = stepped
+
+    async def is_stepped(self, conn: Any, tenant: str, world: str) -> bool:
+        return self.stepped.get((tenant, world), False)
+
+    async def queue_request(
+        self,
+        conn: Any,
+        event_id: Any,
+        tenant: str,
+        world: str,
+        when: datetime,
+        initiator: str,
+        target: str,
+        envelope: str,
+    ) -> None:
+        self.requests.setdefault(event_id, (tenant, world, when, initiator, target, envelope))
+
+    async def take_requests(self, conn: Any, tenant: str, world: str, before: datetime | None) -> list[Any]:
+        taken = {
+            k: r
+            for k, r in self.requests.items()
+            if r[:2] == (tenant, world) and (before is None or r[2] < before)
+        }
+        for k in taken:
+            del self.requests[k]
+        return [json.loads(r[5]) for r in sorted(taken.values(), key=lambda r: (r[2], r[3], r[4]))]
 
     async def delete_world(self, conn: Any, tenant: str, world: str) -> None:
         self.conversations = {k: v for k, v in self.conversations.items() if v[0] != (tenant, world)}

@@ -6,6 +6,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from npcworld.contracts import (
+    ClockChanged,
     ConversationEnded,
     Envelope,
     EventPayload,
@@ -16,6 +17,7 @@ from npcworld.contracts import (
     PlayerSpoke,
     RelationshipChanged,
     UtteranceSpoken,
+    WorldTicked,
 )
 from npcworld.contracts.planning import ConversationRequested
 from npcworld.eventstore import UnitOfWork
@@ -173,3 +175,30 @@ async def test_an_inner_voice_directive_is_what_the_npc_then_talks_about() -> No
     emitted = await w.converse(w.envelope(talk, "sam"))
     first = emitted[0].payload
     assert isinstance(first, UtteranceSpoken) and "I will open a bakery on Main Street" in first.text
+
+
+async def _simultaneous_requests(order: list[str]) -> list[tuple[str, str]]:
+    """Both NPCs ask each other in the same step of a stepped world; the requests arrive in ``order``."""
+    w = World()
+    await setup(w)
+    await w.handle(w.envelope(ClockChanged(paused=False, speed=None, step_seconds=10), "isabella"))
+    asks = {
+        "isabella": w.envelope(ConversationRequested(target_npc_id="sam", reason="sees Sam"), "isabella"),
+        "sam": w.envelope(ConversationRequested(target_npc_id="isabella", reason="sees Isabella"), "sam"),
+    }
+    for npc in order:
+        assert await w.handle(asks[npc]) == []  # queued until the step is digested
+    started = await w.handle(
+        w.envelope(WorldTicked(step=1, step_seconds=10), "isabella", T0 + timedelta(seconds=10))
+    )
+    first_lines = [e for e in started if isinstance(e.payload, UtteranceSpoken) and e.payload.turn == 1]
+    assert all(e.causation_id == asks[str(e.npc_id)].event_id for e in first_lines)
+    return [(str(e.npc_id), e.payload.listener_id) for e in first_lines]  # type: ignore[attr-defined]
+
+
+async def test_in_a_stepped_world_simultaneous_requests_resolve_the_same_whatever_their_arrival_order() -> (
+    None
+):
+    first = await _simultaneous_requests(["isabella", "sam"])
+    second = await _simultaneous_requests(["sam", "isabella"])
+    assert first == second == [("isabella", "sam")]  # one conversation, chosen by a fixed order
