@@ -61,10 +61,17 @@ class MemoryConsumerLoop(ConsumerLoop[MemoryDeps]):
                 continue  # the loop dead-letters it
         try:
             try:
-                await prefetch_embeddings(events, self.deps)
+                await prefetch_embeddings(await self._written_now(events), self.deps)
             except Exception:  # only an optimisation: the handlers embed on the spot and meet the error there
                 logger.warning("prefetching %d events' embeddings failed", len(events), exc_info=True)
             await super()._process_batch(list(records), dead)
         finally:
             if isinstance(self.deps.embedder, PrefetchingEmbedder):
                 self.deps.embedder.clear()
+
+    async def _written_now(self, events: list[Envelope]) -> list[Envelope]:
+        """The events whose texts are embedded in this poll: stepped worlds hold theirs for the step's end."""
+        worlds = sorted({(e.tenant_id, e.world_id) for e in events if e.type in EMBED_TEXTS})
+        async with self.pool.connection() as conn:
+            stepped = await self.deps.repository.stepped_worlds(conn, worlds)
+        return [e for e in events if (e.tenant_id, e.world_id) not in stepped]

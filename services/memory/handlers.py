@@ -22,6 +22,7 @@ from npcworld.eventstore import UnitOfWork
 from npcworld.projection import Projection
 from services.memory import projection
 from services.memory.deps import MemoryDeps
+from services.memory.holding import held_in_stepped_worlds, release_held
 from services.memory.domain import MemoryDraft, NpcRef, persona_summary, split_seed
 from services.memory.projection import NoImportanceRater
 from services.memory.recording import is_repeated_observation, record_memories
@@ -29,7 +30,8 @@ from services.memory.settings import Settings
 
 __all__ = ["HANDLERS", "build_projection", "on_day_planned", "on_npc_created", "on_observation_made",
            "on_plan_revised", "on_reflection_completed", "on_world_deleted"]
-__all__ += ["on_conversation_ended", "on_inner_voice_given", "on_npc_replied", "on_utterance_spoken"]
+__all__ += ["on_conversation_ended", "on_inner_voice_given", "on_npc_replied", "on_step_released",
+            "on_utterance_spoken"]
 
 Handler = Callable[[Envelope, UnitOfWork, MemoryDeps], Awaitable[None]]
 
@@ -175,10 +177,9 @@ def build_projection() -> Projection:
     return projection.build_projection(deps)
 
 
-HANDLERS: dict[str, Handler] = {
+# Writes that a stepped world holds until its step completes (services/memory/holding.py).
+_RECORDING: dict[str, Handler] = {
     "ObservationMade": on_observation_made,
-    "NpcCreated": on_npc_created,
-    "WorldDeleted": on_world_deleted,
     "DayPlanned": on_day_planned,
     "PlanRevised": on_plan_revised,
     "ReflectionCompleted": on_reflection_completed,
@@ -186,4 +187,18 @@ HANDLERS: dict[str, Handler] = {
     "ConversationEnded": on_conversation_ended,
     "NpcReplied": on_npc_replied,
     "InnerVoiceGiven": on_inner_voice_given,
+}
+
+
+async def on_step_released(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+    """StepCompleted, or a clock that stops stepping: record what the step held back, in a fixed order."""
+    await release_held(event, uow, deps, _RECORDING)
+
+
+HANDLERS: dict[str, Handler] = {
+    **{event_type: held_in_stepped_worlds(h) for event_type, h in _RECORDING.items()},
+    "NpcCreated": on_npc_created,
+    "WorldDeleted": on_world_deleted,
+    "StepCompleted": on_step_released,
+    "ClockChanged": on_step_released,
 }

@@ -12,7 +12,7 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-from npcworld.contracts import Envelope, MemoriesAccessed, MemoryRecorded, NpcCreated
+from npcworld.contracts import ClockChanged, Envelope, MemoriesAccessed, MemoryRecorded, NpcCreated
 from npcworld.embeddings import EmbeddingSpace, check_space
 from npcworld.errors import PermanentError
 from npcworld.projection import Projection
@@ -20,9 +20,10 @@ from services.memory.deps import MemoryDeps
 from services.memory.domain import ImportanceRatings, Memory, NpcRef, RatingContext, persona_summary
 from services.memory.repository import Conn
 
-__all__ = ["TABLES", "NoImportanceRater", "build_projection", "reembed_stream", "replay_memory_events"]
+__all__ = ["TABLES", "NoImportanceRater", "apply_held_accesses", "build_projection", "reembed_stream",
+           "replay_memory_events"]
 
-TABLES = ("memory_npcs", "memories", "memory_access")
+TABLES = ("memory_npcs", "memories", "memory_access", "memory_clocks")
 _BATCH = 256
 
 
@@ -45,7 +46,21 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
         await apply_recorded(conn, deps, event, kept_vectors=kept["vectors"])
 
     async def accessed(event: Envelope, conn: AsyncConnection[Any]) -> None:
-        await apply_accessed(conn, deps, event)
+        if await deps.repository.is_stepped(conn, event.tenant_id, event.world_id):
+            await deps.repository.hold(conn, event)  # applied when the step completes
+        else:
+            await apply_accessed(conn, deps, event)
+
+    async def clock_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
+        clock = event.payload
+        assert isinstance(clock, ClockChanged)
+        stepped = not clock.paused and clock.speed is None
+        await deps.repository.set_stepped(conn, event.tenant_id, event.world_id, stepped)
+        if not stepped:
+            await apply_held_accesses(conn, deps, event)
+
+    async def step_completed(event: Envelope, conn: AsyncConnection[Any]) -> None:
+        await apply_held_accesses(conn, deps, event)
 
     async def npc_created(event: Envelope, conn: AsyncConnection[Any]) -> None:
         created = event.payload
@@ -61,7 +76,7 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
         consumer,
         TABLES,
         {"NpcCreated": npc_created, "MemoryRecorded": recorded, "MemoriesAccessed": accessed,
-         "WorldDeleted": world_deleted},
+         "WorldDeleted": world_deleted, "ClockChanged": clock_changed, "StepCompleted": step_completed},
         prepare=keep_vectors,
     )
 
@@ -102,6 +117,12 @@ async def apply_accessed(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
     npc = _npc(event)
     stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
     await deps.repository.mark_accessed(conn, stream, p.memory_ids, p.accessed_at)
+
+
+async def apply_held_accesses(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
+    """Apply the world's accesses held back during a step (order is irrelevant: access only moves forward)."""
+    for held in await deps.repository.take_held(conn, event.tenant_id, event.world_id, accesses=True):
+        await apply_accessed(conn, deps, held)
 
 
 async def replay_memory_events(conn: Conn, deps: MemoryDeps, events: Sequence[Envelope]) -> int:

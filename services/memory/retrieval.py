@@ -97,7 +97,8 @@ async def retrieve(
         return []
     ids = [s.memory_id for s in scored]
     memories = await deps.repository.get_many(uow.conn, stream, ids)
-    await deps.repository.mark_accessed(uow.conn, stream, ids, now)
+    if not await deps.repository.is_stepped(uow.conn, npc.tenant_id, npc.world_id):
+        await deps.repository.mark_accessed(uow.conn, stream, ids, now)  # stepped: at the step's end
     event = uow.new_event(
         MemoriesAccessed(memory_ids=tuple(ids), accessed_at=now, query=query),
         tenant_id=npc.tenant_id,

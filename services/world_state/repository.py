@@ -232,6 +232,13 @@ class WorldRepository:
             (step, world_time, world_id, step),
         )
 
+    async def has_held_work(self, world_id: str) -> bool:
+        """Does a service hold work of this world for the end of its step? (The memory service's holding
+        table, read like the pipeline probe reads processed events: the barrier spans services.)"""
+        cur = await self.conn.execute("SELECT EXISTS (SELECT 1 FROM memory_held WHERE world_id = %s)", (world_id,))
+        row = await cur.fetchone()
+        return bool(row and row[0])
+
     async def running_clocks(self) -> list[str]:
         cur = await self.conn.execute("SELECT world_id FROM ws_clocks WHERE NOT paused ORDER BY world_id")
         return [row[0] for row in await cur.fetchall()]

@@ -15,7 +15,7 @@ import time
 
 from psycopg_pool import AsyncConnectionPool
 
-from npcworld.contracts import Envelope, EventPayload, NpcsMoved
+from npcworld.contracts import Envelope, EventPayload, NpcsMoved, StepCompleted
 from npcworld.eventstore import EventStore, UnitOfWork
 from services.world_state.domain import is_due, next_tick, step_npcs
 from services.world_state.quiescence import PipelineProbe
@@ -65,9 +65,29 @@ class Ticker:
         stepped = [w for w, c in worlds if c is not None and c.speed is None]
         if stepped:
             await self._wait_for_pipeline(stepped)
+            if await self._complete_steps(stepped):
+                await self._wait_for_pipeline(stepped)
         count = 0
         for world_id, _ in worlds:
             count += await self.tick(world_id, time.time())
+        return count
+
+    async def _complete_steps(self, stepped: list[str]) -> int:
+        """Append StepCompleted for each stepped world whose last step left held work; returns how many.
+
+        The memory service holds a stepped world's writes until then (services/memory/holding.py)."""
+        count = 0
+        for world_id in stepped:
+            async with self.pool.connection() as conn, conn.transaction():
+                repo = WorldRepository(conn)
+                clock = await repo.clock(world_id, lock=True)
+                if clock is None or not await repo.has_held_work(world_id):
+                    continue
+                uow = UnitOfWork(conn, EventStore())
+                done = uow.new_event(StepCompleted(step=clock.step), tenant_id=clock.tenant_id,
+                                     world_id=world_id, world_time=clock.world_time)
+                await uow.append(clock_stream(world_id), [done])
+                count += 1
         return count
 
     async def _wait_for_pipeline(self, stepped: list[str]) -> None:

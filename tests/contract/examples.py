@@ -22,6 +22,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "LLMBudgetExhausted": {"scope": "world", "limit_tokens": 1000, "used_tokens": 1002,
                            "prompt_kind": "importance"},
     "WorldTicked": {"step": 42, "step_seconds": 10.0},
+    "StepCompleted": {"step": 42},
     "ReflectionTriggered": {"run": 3, "run_key": "reflection:t1:w1:marta:3", "importance_sum": 153,
                             "threshold": 150},
     "ReflectionCompleted": {"run": 3, "run_key": "reflection:t1:w1:marta:3",

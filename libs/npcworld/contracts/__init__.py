@@ -44,6 +44,7 @@ from npcworld.contracts.world import (
     WorldDefined,
     WorldDeleted,
     WorldForked,
+    StepCompleted,
     WorldTicked,
 )
 
@@ -83,6 +84,7 @@ __all__ = [
     "WorldCreated",
     "WorldDeleted",
     "WorldForked",
+    "StepCompleted",
     "WorldTicked",
     "ArenaDef",
     "ClockChanged",

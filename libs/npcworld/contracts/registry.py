@@ -32,6 +32,7 @@ from npcworld.contracts.world import (
     WorldDefined,
     WorldDeleted,
     WorldForked,
+    StepCompleted,
     WorldTicked,
 )
 from npcworld.errors import PermanentError, UnknownEventError
@@ -49,7 +50,8 @@ EVENT_TYPES: Mapping[str, type[EventPayload]] = {
         MemoryRecorded,
         MemoriesAccessed,
         LLMBudgetExhausted,
-        WorldTicked,
+        StepCompleted,
+    WorldTicked,
         PlacesDiscovered,
         ActionDecided,
         DayPlanned,

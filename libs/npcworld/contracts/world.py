@@ -24,6 +24,7 @@ __all__ = [
     "WorldDefined",
     "WorldDeleted",
     "WorldForked",
+    "StepCompleted",
     "WorldTicked",
 ]
 
@@ -85,6 +86,20 @@ class WorldTicked(EventPayload):
 
     step: int = Field(ge=0)
     step_seconds: float = Field(gt=0, le=86400)
+
+
+class StepCompleted(EventPayload):
+    """Every consequence of step ``step`` of a stepped clock has been digested (the clock's barrier).
+
+    Appended by the ticker before the next step, only when a service holds work back for the boundary:
+    in stepped worlds the memory service records a step's memories and last accesses here, all at once
+    and in a fixed order, so no retrieval during a step races the writes of that same step.
+    """
+
+    event_type: ClassVar[str] = "StepCompleted"
+    topic: ClassVar[Topic] = WORLD
+
+    step: int = Field(ge=0)
 
 
 class ObjectDef(BaseModel):

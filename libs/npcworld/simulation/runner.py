@@ -150,7 +150,7 @@ async def _simulate(
             group,
             lambda s: progress(s, total) if progress else None,
         )
-        await probe.wait_idle(300)
+        await _settle(pool, probe, world)
         wall = time.monotonic() - began
         async with pool.connection() as conn:
             facts = await read_facts(conn, tenant, world)
@@ -165,6 +165,18 @@ async def _simulate(
         "services": sorted(n for n in group.commands if n != "relay"),
     }
     return build_report(facts, load_template(cfg.template).stories, run, wall)
+
+
+async def _settle(pool: Any, probe: Any, world: str) -> None:
+    """Idle, and the last step's held work released (the ticker appends its StepCompleted meanwhile)."""
+    while True:
+        await probe.wait_idle(300)
+        async with pool.connection() as conn:
+            cur = await conn.execute("SELECT EXISTS (SELECT 1 FROM memory_held WHERE world_id = %s)", (world,))
+            row = await cur.fetchone()
+        if not (row and row[0]):
+            return
+        await asyncio.sleep(0.05)
 
 
 async def _wait(

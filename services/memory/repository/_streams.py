@@ -17,6 +17,7 @@ from services.memory.domain import (
     PreviousObservation,
     state_key,
 )
+from services.memory.repository._holding import HoldingQueries
 from services.memory.repository._indexes import IndexQueries
 from services.memory.repository._listing import ListingQueries
 from services.memory.repository._ranking import RankingQueries
@@ -37,7 +38,7 @@ from services.memory.repository._rows import (
 __all__ = ["MemoryRepository"]
 
 
-class MemoryRepository(RankingQueries, ListingQueries, IndexQueries):
+class MemoryRepository(RankingQueries, ListingQueries, IndexQueries, HoldingQueries):
     """Stateless; every method runs on the caller's connection (and transaction)."""
 
     async def get_npc(self, conn: Conn, npc: NpcRef) -> NpcStream | None:
@@ -202,3 +203,5 @@ class MemoryRepository(RankingQueries, ListingQueries, IndexQueries):
         await conn.execute(
             "DELETE FROM memory_npcs WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
         )
+        for table in ("memory_held", "memory_clocks"):
+            await conn.execute(f"DELETE FROM {table} WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id))

@@ -1,0 +1,57 @@
+"""Held work of stepped worlds: which worlds step, and the events waiting for their step's end."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from npcworld.contracts import Envelope, envelope_from_dict
+from services.memory.repository._rows import Conn
+
+__all__ = ["HoldingQueries"]
+
+_WORLD = "tenant_id = %(t)s AND world_id = %(w)s"
+
+
+class HoldingQueries:
+    async def set_stepped(self, conn: Conn, tenant: str, world: str, stepped: bool) -> None:
+        await conn.execute(
+            "INSERT INTO memory_clocks (tenant_id, world_id, stepped) VALUES (%s, %s, %s)"
+            " ON CONFLICT (tenant_id, world_id) DO UPDATE SET stepped = EXCLUDED.stepped",
+            (tenant, world, stepped),
+        )
+
+    async def is_stepped(self, conn: Conn, tenant: str, world: str) -> bool:
+        cur = await conn.execute(f"SELECT stepped FROM memory_clocks WHERE {_WORLD}", {"t": tenant, "w": world})
+        row = await cur.fetchone()
+        return bool(row and row[0])
+
+    async def stepped_worlds(self, conn: Conn, worlds: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Which of these (tenant, world) pairs step."""
+        if not worlds:
+            return set()
+        cur = await conn.execute(
+            "SELECT tenant_id, world_id FROM memory_clocks WHERE stepped"
+            " AND (tenant_id, world_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+            ([t for t, _ in worlds], [w for _, w in worlds]),
+        )
+        return {(r[0], r[1]) for r in await cur.fetchall()}
+
+    async def hold(self, conn: Conn, event: Envelope) -> None:
+        await conn.execute(
+            "INSERT INTO memory_held (event_id, tenant_id, world_id, world_time, npc_id, type, envelope)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb) ON CONFLICT (event_id) DO NOTHING",
+            (event.event_id, event.tenant_id, event.world_id, event.world_time, event.npc_id or "",
+             event.type, event.to_json().decode()),
+        )
+
+    async def take_held(self, conn: Conn, tenant: str, world: str, *, accesses: bool) -> list[Envelope]:
+        """Remove and return the world's held MemoriesAccessed events (``accesses``) or the other held
+        events, in a fixed order: world time, NPC, type, arrival."""
+        cur = await conn.execute(
+            f"DELETE FROM memory_held WHERE {_WORLD} AND (type = 'MemoriesAccessed') = %(a)s"
+            " RETURNING world_time, npc_id, type, id, envelope",
+            {"t": tenant, "w": world, "a": accesses},
+        )
+        rows: list[Any] = sorted(await cur.fetchall(), key=lambda r: (r[0], r[1], r[2], r[3]))
+        return [envelope_from_dict(r[4]) for r in rows]
