@@ -103,11 +103,7 @@ class Supervisor:
     def run(self) -> None:
         stack = EmbeddedStack(self.home)
         state = stack.up()
-        env = {
-            **os.environ,
-            "DATABASE_URL": state.database_url,
-            "KAFKA_BOOTSTRAP_SERVERS": state.kafka_bootstrap_servers,
-        }
+        env = state.client_env(dict(os.environ))
         logs = self.home / "logs"
         click.echo(f"embedded stack up: postgres {state.database_url}  kafka {state.kafka_bootstrap_servers}")
         group = ProcessGroup(process_commands(self.port), env, logs)

@@ -31,6 +31,20 @@ class StackState:
     broker_pid: int | None
     started_at: float
 
+    def client_env(self, environ: dict[str, str]) -> dict[str, str]:
+        """``environ`` plus what the service processes need to use this stack.
+
+        Tansu answers a waiting fetch only when its wait ends and spends CPU on every partition of every
+        fetch, so on one machine few partitions and a 20 ms wait serve best (25 NPCs simulated: 171 ->
+        231 NPC-steps/s against the catalogue's 12 partitions and 10 ms); the environment may override."""
+        return {
+            "KAFKA_FETCH_MAX_WAIT_MS": "20",
+            "KAFKA_MAX_PARTITIONS": "2",
+            **environ,
+            "DATABASE_URL": self.database_url,
+            "KAFKA_BOOTSTRAP_SERVERS": self.kafka_bootstrap_servers,
+        }
+
 
 class EmbeddedStack:
     """Supervises the embedded components of one data dir (``NPCWORLD_HOME``)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
@@ -38,11 +39,22 @@ def make_consumer(bootstrap: str, group_id: str, topics: list[str], *, max_recor
         enable_auto_commit=False,
         auto_offset_reset="earliest",
         max_poll_records=max_records,
-        # The broker may not answer a waiting fetch early when data arrives; keep the wait short.
-        fetch_max_wait_ms=10,
+        # The broker may not answer a waiting fetch early when data arrives (Tansu does not): every hop
+        # waits up to this long, and every idle consumer asks this often. KAFKA_FETCH_MAX_WAIT_MS.
+        fetch_max_wait_ms=fetch_max_wait_ms(),
         session_timeout_ms=10000,
         heartbeat_interval_ms=1000,
     )
+
+
+def fetch_max_wait_ms() -> int:
+    return int(os.environ.get("KAFKA_FETCH_MAX_WAIT_MS", "10"))
+
+
+def max_partitions() -> int:
+    """KAFKA_MAX_PARTITIONS caps every topic's partitions when set (the embedded single-machine broker
+    spends CPU on every partition of every fetch; one consumer per service needs few)."""
+    return int(os.environ.get("KAFKA_MAX_PARTITIONS", "0"))
 
 
 async def ensure_topics(bootstrap: str, topics: tuple[Topic, ...] = ALL_TOPICS, replication: int = 1) -> None:
@@ -54,7 +66,9 @@ async def ensure_topics(bootstrap: str, topics: tuple[Topic, ...] = ALL_TOPICS, 
         raise InfraError(f"cannot reach Kafka at {bootstrap}: {exc}") from exc
     try:
         existing = set(await admin.list_topics())
-        missing = [NewTopic(t.name, t.partitions, replication) for t in topics if t.name not in existing]
+        cap = max_partitions()
+        missing = [NewTopic(t.name, min(t.partitions, cap) if cap > 0 else t.partitions, replication)
+                   for t in topics if t.name not in existing]
         if missing:
             try:
                 await admin.create_topics(missing)

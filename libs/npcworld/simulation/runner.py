@@ -64,9 +64,7 @@ def run_simulation(cfg: SimulationConfig, progress: Progress | None = None) -> d
     stack = EmbeddedStack(home, kafka_port=_free_port())
     state = stack.up()
     env = {
-        **os.environ,
-        "DATABASE_URL": state.database_url,
-        "KAFKA_BOOTSTRAP_SERVERS": state.kafka_bootstrap_servers,
+        **state.client_env(dict(os.environ)),
         "NPCWORLD_SEED": str(cfg.seed),
         "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
     }
