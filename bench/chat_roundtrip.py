@@ -1,12 +1,14 @@
 """Player chat round trip: POST /v1/worlds/{w}/npcs/{n}/chat through the gateway, the event store and outbox
 relay, Kafka, the dialogue service (memory retrieval over the memory service's API, one LLM call) and back.
 
-Run: python -m bench.chat_roundtrip [--concurrency 20] [--chats 15] [--npcs 20]
+Run: python -m bench.chat_roundtrip [--concurrency 20] [--chats 15] [--npcs 20] [--think-ms 0]
 Every process runs as in production (gateway under uvicorn, relay, memory service, dialogue service) on an
 embedded Postgres and Tansu broker in a temporary directory. The LLM is the offline provider: zero model
 latency, but each call is still recorded in Postgres like a live one, so the figures are the system's own
 overhead. ``--concurrency`` players each send ``--chats`` chats one after another (after one warm-up chat
 each, not counted) to NPCs that have a few seed memories; the load generator shares the machine's cores.
+``--think-ms`` makes each player pause between its lines (exponentially distributed with that mean, seeded),
+as a person reading the reply and typing the next line does; 0 sends the next line at once (saturation).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -112,7 +115,10 @@ async def _run(
         latencies: list[float] = []
 
         async def player(p: int) -> None:
+            pauses = random.Random(p)
             for i in range(args.chats):
+                if args.think_ms > 0:
+                    await asyncio.sleep(pauses.expovariate(1000 / args.think_ms))
                 latencies.append(await _chat(client, p % args.npcs, i + 1))
 
         before, began = cpu(), time.perf_counter()
@@ -153,6 +159,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=20)
     parser.add_argument("--chats", type=int, default=15, help="chats per player")
     parser.add_argument("--npcs", type=int, default=20)
+    parser.add_argument("--think-ms", type=float, default=0, help="mean pause between a player's lines")
     args = parser.parse_args()
     procs: list[subprocess.Popen[bytes]] = []
     logs = Path(tempfile.mkdtemp(prefix="npcworld-bench-chat-logs-"))
@@ -161,6 +168,9 @@ def main() -> None:
         gw_port, mem_port = _free_port(), _free_port()
         env = {
             **os.environ,
+            # the embedded broker's partition cap as under `npcworld run`; the fetch wait kept at 10 ms
+            "KAFKA_FETCH_MAX_WAIT_MS": os.environ.get("KAFKA_FETCH_MAX_WAIT_MS", "10"),
+            "KAFKA_MAX_PARTITIONS": os.environ.get("KAFKA_MAX_PARTITIONS", "2"),
             "DATABASE_URL": stack.database_url,
             "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap,
             "MEMORY_API_URL": f"http://127.0.0.1:{mem_port}",
@@ -214,7 +224,8 @@ def main() -> None:
                 proc.wait(20)
     print(
         f"{args.concurrency} concurrent players x {args.chats} chats ({len(latencies)} measured) to "
-        f"{args.npcs} NPCs; offline LLM (zero model latency); load average before: {load:.2f}"
+        f"{args.npcs} NPCs, think time {args.think_ms:.0f} ms; offline LLM (zero model latency); "
+        f"load average before: {load:.2f}"
     )
     print("| chats | p50 ms | p95 ms | p99 ms | max ms | mean ms | chats/s |\n|---|---|---|---|---|---|---|")
     print(

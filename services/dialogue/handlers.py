@@ -74,7 +74,9 @@ async def _start(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
         await speak_next(uow, deps, event, conversation)
 
 
-async def _start_queued(event: Envelope, uow: UnitOfWork, deps: DialogueDeps, before: datetime | None) -> None:
+async def _start_queued(
+    event: Envelope, uow: UnitOfWork, deps: DialogueDeps, before: datetime | None
+) -> None:
     for queued in await deps.repository.take_requests(uow.conn, event.tenant_id, event.world_id, before):
         request = envelope_from_dict(queued)
         caused = UnitOfWork(uow.conn, uow.store, cause=request)  # the conversation is the request's effect

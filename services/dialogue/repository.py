@@ -207,14 +207,17 @@ class DialogueRepository:
         )
 
     async def is_stepped(self, conn: Conn, tenant: str, world: str) -> bool:
-        cur = await conn.execute(f"SELECT stepped FROM dialogue_clocks WHERE {_WORLD}", {"t": tenant, "w": world})
+        cur = await conn.execute(
+            f"SELECT stepped FROM dialogue_clocks WHERE {_WORLD}", {"t": tenant, "w": world}
+        )
         row = await cur.fetchone()
         return bool(row and row[0])
 
     async def queue_request(self, conn: Conn, event_id: Any, tenant: str, world: str, when: datetime,
                             initiator: str, target: str, envelope: str) -> None:
         await conn.execute(
-            "INSERT INTO dialogue_requests (event_id, tenant_id, world_id, world_time, initiator, target, envelope)"
+            "INSERT INTO dialogue_requests"
+            " (event_id, tenant_id, world_id, world_time, initiator, target, envelope)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb) ON CONFLICT DO NOTHING",
             (event_id, tenant, world, when, initiator, target, envelope),
         )
@@ -222,7 +225,8 @@ class DialogueRepository:
     async def take_requests(self, conn: Conn, tenant: str, world: str, before: datetime | None) -> list[Any]:
         """Remove and return the queued request envelopes (JSON) of earlier steps, in a fixed order."""
         cur = await conn.execute(
-            f"DELETE FROM dialogue_requests WHERE {_WORLD} AND (%(b)s::timestamptz IS NULL OR world_time < %(b)s)"
+            f"DELETE FROM dialogue_requests WHERE {_WORLD}"
+            " AND (%(b)s::timestamptz IS NULL OR world_time < %(b)s)"
             " RETURNING world_time, initiator, target, envelope",
             {"t": tenant, "w": world, "b": before},
         )

@@ -22,8 +22,8 @@ from npcworld.eventstore import UnitOfWork
 from npcworld.projection import Projection
 from services.memory import projection
 from services.memory.deps import MemoryDeps
-from services.memory.holding import held_in_stepped_worlds, release_held
 from services.memory.domain import MemoryDraft, NpcRef, persona_summary, split_seed
+from services.memory.holding import held_in_stepped_worlds, release_held
 from services.memory.projection import NoImportanceRater
 from services.memory.recording import is_repeated_observation, record_memories
 from services.memory.settings import Settings

@@ -34,7 +34,9 @@ def held_in_stepped_worlds(handler: Handler) -> Handler:
     return hold_or_handle
 
 
-async def release_held(event: Envelope, uow: UnitOfWork, deps: MemoryDeps, handlers: Mapping[str, Handler]) -> int:
+async def release_held(
+    event: Envelope, uow: UnitOfWork, deps: MemoryDeps, handlers: Mapping[str, Handler]
+) -> int:
     """Run the world's held events through their handlers (one embedding call for all); returns how many.
 
     Called for StepCompleted, and for a ClockChanged that stops the stepping. Each held event stays the

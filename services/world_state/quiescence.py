@@ -33,8 +33,10 @@ WITH live AS (
     SELECT live.consumer, e.event_id
       FROM events e JOIN live ON e.type = ANY (live.types)
      WHERE e.seq > %(since)s
-       AND NOT EXISTS (SELECT 1 FROM processed_events p WHERE p.consumer = live.consumer AND p.event_id = e.event_id)
-       AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.consumer = live.consumer AND d.event_id = e.event_id)
+       AND NOT EXISTS (SELECT 1 FROM processed_events p
+                        WHERE p.consumer = live.consumer AND p.event_id = e.event_id)
+       AND NOT EXISTS (SELECT 1 FROM dead_letters d
+                        WHERE d.consumer = live.consumer AND d.event_id = e.event_id)
 )
 SELECT (SELECT coalesce(max(seq), 0) FROM events),
        (SELECT count(*) FROM outbox),
@@ -97,10 +99,8 @@ class PipelineProbe:
         quiet, last_seq = 0, -1
         while True:
             state = await self.snapshot()
-            if not state.idle:
-                quiet = 0
-            else:  # consecutive idle snapshots only count while nothing new was stored in between
-                quiet = quiet + 1 if quiet and state.max_seq == last_seq else 1
+            # consecutive idle snapshots only count while nothing new was stored in between
+            quiet = (quiet + 1 if quiet and state.max_seq == last_seq else 1) if state.idle else 0
             if quiet >= self.quiet_checks:
                 return True
             last_seq = state.max_seq

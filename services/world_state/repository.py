@@ -235,7 +235,9 @@ class WorldRepository:
     async def has_held_work(self, world_id: str) -> bool:
         """Does a service hold work of this world for the end of its step? (The memory service's holding
         table, read like the pipeline probe reads processed events: the barrier spans services.)"""
-        cur = await self.conn.execute("SELECT EXISTS (SELECT 1 FROM memory_held WHERE world_id = %s)", (world_id,))
+        cur = await self.conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM memory_held WHERE world_id = %s)", (world_id,)
+        )
         row = await cur.fetchone()
         return bool(row and row[0])
 

@@ -91,7 +91,7 @@ class Ticker:
         return count
 
     async def _wait_for_pipeline(self, stepped: list[str]) -> None:
-        """Wait until the previous step is digested, saying every 30 s who is behind; step anyway at the cap."""
+        """Wait until the previous step is digested, saying every 30 s who is behind; at the cap, go on."""
         waited = 0.0
         while waited < self.stepped_max_wait:
             chunk = min(30.0, self.stepped_max_wait - waited)

@@ -28,11 +28,11 @@ from npcworld.contracts.world import (
     NpcCreated,
     NpcsMoved,
     ObjectStateChanged,
+    StepCompleted,
     WorldCreated,
     WorldDefined,
     WorldDeleted,
     WorldForked,
-    StepCompleted,
     WorldTicked,
 )
 from npcworld.errors import PermanentError, UnknownEventError

@@ -19,12 +19,12 @@ __all__ = [
     "ObjectDef",
     "ObjectStateChanged",
     "SectorDef",
+    "StepCompleted",
     "TileMap",
     "WorldCreated",
     "WorldDefined",
     "WorldDeleted",
     "WorldForked",
-    "StepCompleted",
     "WorldTicked",
 ]
 

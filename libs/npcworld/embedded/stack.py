@@ -11,8 +11,8 @@ from pathlib import Path
 
 from npcworld.db import apply_migrations
 from npcworld.embedded.broker import broker_running, port_is_free, start_broker, stop_broker, wait_for_port
-from npcworld.errors import InfraError
 from npcworld.embedded.postgres import postgres_pid, start_postgres, stop_postgres
+from npcworld.errors import InfraError
 
 __all__ = ["DEFAULT_KAFKA_PORT", "EmbeddedStack", "StackState"]
 

@@ -41,7 +41,7 @@ class Heartbeat:
         self._task = asyncio.create_task(self._run(), name=f"{self.name}-heartbeat")
 
     async def stop(self) -> None:
-        """Stop beating and withdraw: a service that stopped cleanly owes nothing (a crashed one times out)."""
+        """Stop beating and withdraw: a cleanly stopped service owes nothing (a crashed one times out)."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -170,7 +170,9 @@ async def _settle(pool: Any, probe: Any, world: str) -> None:
     while True:
         await probe.wait_idle(300)
         async with pool.connection() as conn:
-            cur = await conn.execute("SELECT EXISTS (SELECT 1 FROM memory_held WHERE world_id = %s)", (world,))
+            cur = await conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM memory_held WHERE world_id = %s)", (world,)
+            )
             row = await cur.fetchone()
         if not (row and row[0]):
             return

@@ -22,7 +22,9 @@ class HoldingQueries:
         )
 
     async def is_stepped(self, conn: Conn, tenant: str, world: str) -> bool:
-        cur = await conn.execute(f"SELECT stepped FROM memory_clocks WHERE {_WORLD}", {"t": tenant, "w": world})
+        cur = await conn.execute(
+            f"SELECT stepped FROM memory_clocks WHERE {_WORLD}", {"t": tenant, "w": world}
+        )
         row = await cur.fetchone()
         return bool(row and row[0])
 
@@ -41,8 +43,15 @@ class HoldingQueries:
         await conn.execute(
             "INSERT INTO memory_held (event_id, tenant_id, world_id, world_time, npc_id, type, envelope)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb) ON CONFLICT (event_id) DO NOTHING",
-            (event.event_id, event.tenant_id, event.world_id, event.world_time, event.npc_id or "",
-             event.type, event.to_json().decode()),
+            (
+                event.event_id,
+                event.tenant_id,
+                event.world_id,
+                event.world_time,
+                event.npc_id or "",
+                event.type,
+                event.to_json().decode(),
+            ),
         )
 
     async def take_held(self, conn: Conn, tenant: str, world: str, *, accesses: bool) -> list[Envelope]:

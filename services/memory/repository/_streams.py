@@ -204,4 +204,6 @@ class MemoryRepository(RankingQueries, ListingQueries, IndexQueries, HoldingQuer
             "DELETE FROM memory_npcs WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
         )
         for table in ("memory_held", "memory_clocks"):
-            await conn.execute(f"DELETE FROM {table} WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id))
+            await conn.execute(
+                f"DELETE FROM {table} WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
+            )

@@ -105,8 +105,9 @@ async def test_dead_consumers_are_not_waited_for_and_dead_letters_count_as_diges
 
     async with pool.connection() as conn:
         await conn.execute(
-            'INSERT INTO dead_letters (consumer, topic, partition, "offset", event_id, event_type, reason, value)'
-            " VALUES (%s, 'npcworld.perception.v1', 0, 0, %s, 'ObservationMade', 'poison', '')",
+            'INSERT INTO dead_letters'
+            ' (consumer, topic, partition, "offset", event_id, event_type, reason, value) VALUES'
+            " (%s, 'npcworld.perception.v1', 0, 0, %s, 'ObservationMade', 'poison', '')",
             (live, event.event_id),
         )
     assert (await probe.snapshot()).idle
