@@ -168,9 +168,7 @@ def main() -> None:
         gw_port, mem_port = _free_port(), _free_port()
         env = {
             **os.environ,
-            # the embedded broker's partition cap as under `npcworld run`; the fetch wait kept at 10 ms
             "KAFKA_FETCH_MAX_WAIT_MS": os.environ.get("KAFKA_FETCH_MAX_WAIT_MS", "10"),
-            "KAFKA_MAX_PARTITIONS": os.environ.get("KAFKA_MAX_PARTITIONS", "2"),
             "DATABASE_URL": stack.database_url,
             "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap,
             "MEMORY_API_URL": f"http://127.0.0.1:{mem_port}",

@@ -82,7 +82,8 @@ class ConsumerLoop(Generic[D]):
         await producer.start()
         await consumer.start()
         dead = DeadLetterer(self.name, producer)
-        heartbeat = Heartbeat(self.pool, self.name, {*self.handlers, *self.appliers}, seconds=self.heartbeat_seconds)
+        types = {*self.handlers, *self.appliers}
+        heartbeat = Heartbeat(self.pool, self.name, types, seconds=self.heartbeat_seconds)
         await heartbeat.start()
         self.started.set()
         logger.info("consumer %s started on %s", self.name, self.topics)
@@ -127,28 +128,40 @@ class ConsumerLoop(Generic[D]):
                 await self.policy.sleep(attempt)
 
     async def _fast_path(self, conn: AsyncConnection[Any], records: list[Record]) -> None:
-        """Decode all, claim all event ids in one statement, then apply the new ones in order."""
+        """Decode all, skip what was processed, apply the rest in order, then claim them in one statement."""
         relevant = [(r, e) for r in records
                     if (e := decode_envelope(r.value or b"")).type in self.handlers or e.type in self.appliers]
         if not relevant:
             return
+        ids = list(dict.fromkeys(e.event_id for _, e in relevant))
         cur = await conn.execute(
-            "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])"
-            " ON CONFLICT DO NOTHING RETURNING event_id",
-            (self.name, list(dict.fromkeys(e.event_id for _, e in relevant))),
+            "SELECT event_id FROM processed_events WHERE consumer = %s AND event_id = ANY(%s::uuid[])",
+            (self.name, ids),
         )
-        fresh = {row[0] for row in await cur.fetchall()}
+        done = {row[0] for row in await cur.fetchall()}
+        fresh = [i for i in ids if i not in done]
+        pending = set(fresh)
         for record, envelope in relevant:
             labels = {"consumer": self.name, "event_type": envelope.type}
-            if envelope.event_id not in fresh:
+            if envelope.event_id not in pending:
                 instruments().events_skipped.add(1, labels)
                 continue
-            fresh.discard(envelope.event_id)
+            pending.discard(envelope.event_id)
             started = time.perf_counter()
             with self._span(record, envelope):
                 await self._apply(conn, envelope)
             instruments().events_handled.add(1, labels)
             instruments().handler_duration.record(time.perf_counter() - started, labels)
+        # Claimed last, in the same transaction: Postgres gives a transaction an id only at its first write,
+        # and the outbox relay holds back every event behind a transaction that has one. Claiming first made
+        # each handler's reads and slow calls (memory over HTTP, the LLM) hold back every other service's
+        # events. Another consumer that claimed one of these meanwhile fails the unique key: the batch is
+        # then redone on the careful path, which skips what was claimed.
+        if fresh:
+            await conn.execute(
+                "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])",
+                (self.name, fresh),
+            )
 
     def _span(self, record: Record, envelope: Envelope) -> Any:
         attrs = {"messaging.system": "kafka", "messaging.destination.name": record.topic,
