@@ -20,6 +20,7 @@ from npcworld.contracts import (
 from npcworld.contracts.planning import ConversationRequested
 from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
+from npcworld.stepping import steps
 from services.dialogue.conversations import close_conversation, open_conversation, speak_next
 from services.dialogue.deps import DialogueDeps
 from services.dialogue.repository import NpcProfile
@@ -93,7 +94,7 @@ async def on_clock_changed(event: Envelope, uow: UnitOfWork, deps: DialogueDeps)
     """Remember whether the world steps; a clock that stops stepping releases what was queued."""
     clock = event.payload
     assert isinstance(clock, ClockChanged)
-    stepped = not clock.paused and clock.speed is None
+    stepped = steps(clock)
     await deps.repository.set_stepped(uow.conn, event.tenant_id, event.world_id, stepped)
     if not stepped:
         await _start_queued(event, uow, deps, None)

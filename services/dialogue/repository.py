@@ -13,12 +13,14 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from npcworld.contracts import Commitment
+from npcworld.stepping import SteppedWorlds
 from services.dialogue.domain import Conversation, Line, Relationship
 
 __all__ = ["Conn", "DialogueRepository", "NpcProfile"]
 
 Conn = AsyncConnection[Any]
 _WORLD = "tenant_id = %(t)s AND world_id = %(w)s"
+_STEPPED = SteppedWorlds("dialogue_clocks")
 MAX_INTENTIONS = 3
 
 
@@ -200,18 +202,10 @@ class DialogueRepository:
         )
 
     async def set_stepped(self, conn: Conn, tenant: str, world: str, stepped: bool) -> None:
-        await conn.execute(
-            "INSERT INTO dialogue_clocks (tenant_id, world_id, stepped) VALUES (%s, %s, %s)"
-            " ON CONFLICT (tenant_id, world_id) DO UPDATE SET stepped = EXCLUDED.stepped",
-            (tenant, world, stepped),
-        )
+        await _STEPPED.set(conn, tenant, world, stepped)
 
     async def is_stepped(self, conn: Conn, tenant: str, world: str) -> bool:
-        cur = await conn.execute(
-            f"SELECT stepped FROM dialogue_clocks WHERE {_WORLD}", {"t": tenant, "w": world}
-        )
-        row = await cur.fetchone()
-        return bool(row and row[0])
+        return await _STEPPED.get(conn, tenant, world)
 
     async def queue_request(self, conn: Conn, event_id: Any, tenant: str, world: str, when: datetime,
                             initiator: str, target: str, envelope: str) -> None:

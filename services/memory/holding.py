@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from npcworld.contracts import ClockChanged, Envelope
 from npcworld.eventstore import UnitOfWork
+from npcworld.stepping import steps
 from services.memory.batching import prefetch_embeddings
 from services.memory.deps import MemoryDeps
 
@@ -41,7 +42,7 @@ async def release_held(
 
     Called for StepCompleted, and for a ClockChanged that stops the stepping. Each held event stays the
     cause of what its handler writes."""
-    if isinstance(event.payload, ClockChanged) and not event.payload.paused and event.payload.speed is None:
+    if isinstance(event.payload, ClockChanged) and steps(event.payload):
         return 0
     held = await deps.repository.take_held(uow.conn, event.tenant_id, event.world_id, accesses=False)
     if not held:

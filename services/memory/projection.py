@@ -16,6 +16,7 @@ from npcworld.contracts import ClockChanged, Envelope, MemoriesAccessed, MemoryR
 from npcworld.embeddings import EmbeddingSpace, check_space
 from npcworld.errors import PermanentError
 from npcworld.projection import Projection
+from npcworld.stepping import steps
 from services.memory.deps import MemoryDeps
 from services.memory.domain import ImportanceRatings, Memory, NpcRef, RatingContext, persona_summary
 from services.memory.repository import Conn
@@ -54,7 +55,7 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
     async def clock_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
         clock = event.payload
         assert isinstance(clock, ClockChanged)
-        stepped = not clock.paused and clock.speed is None
+        stepped = steps(clock)
         await deps.repository.set_stepped(conn, event.tenant_id, event.world_id, stepped)
         if not stepped:
             await apply_held_accesses(conn, deps, event)

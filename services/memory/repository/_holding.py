@@ -6,27 +6,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from npcworld.contracts import Envelope, envelope_from_dict
+from npcworld.stepping import SteppedWorlds
 from services.memory.repository._rows import Conn
 
 __all__ = ["HoldingQueries"]
 
 _WORLD = "tenant_id = %(t)s AND world_id = %(w)s"
+_STEPPED = SteppedWorlds("memory_clocks")
 
 
 class HoldingQueries:
     async def set_stepped(self, conn: Conn, tenant: str, world: str, stepped: bool) -> None:
-        await conn.execute(
-            "INSERT INTO memory_clocks (tenant_id, world_id, stepped) VALUES (%s, %s, %s)"
-            " ON CONFLICT (tenant_id, world_id) DO UPDATE SET stepped = EXCLUDED.stepped",
-            (tenant, world, stepped),
-        )
+        await _STEPPED.set(conn, tenant, world, stepped)
 
     async def is_stepped(self, conn: Conn, tenant: str, world: str) -> bool:
-        cur = await conn.execute(
-            f"SELECT stepped FROM memory_clocks WHERE {_WORLD}", {"t": tenant, "w": world}
-        )
-        row = await cur.fetchone()
-        return bool(row and row[0])
+        return await _STEPPED.get(conn, tenant, world)
 
     async def stepped_worlds(self, conn: Conn, worlds: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
         """Which of these (tenant, world) pairs step."""
