@@ -167,14 +167,13 @@ async def _simulate(
 
 async def _settle(pool: Any, probe: Any, world: str) -> None:
     """Idle, and the last step's held work released (the ticker appends its StepCompleted meanwhile)."""
+    from services.world_state.repository import WorldRepository
+
     while True:
         await probe.wait_idle(300)
         async with pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM memory_held WHERE world_id = %s)", (world,)
-            )
-            row = await cur.fetchone()
-        if not (row and row[0]):
+            held = await WorldRepository(conn).has_held_work(world)
+        if not held:
             return
         await asyncio.sleep(0.05)
 
