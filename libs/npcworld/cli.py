@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from npcworld.embedded.broker import DEFAULT_ROTATE_EVENTS
 from npcworld.errors import NpcworldError
 
 __all__ = ["SERVICES", "main"]
@@ -243,7 +244,12 @@ def run(ctx: click.Context, port: int, no_demo: bool) -> None:
 @click.option("--out", type=click.Path(path_type=Path), default=Path("simulation-out"), show_default=True,
               help="Directory for report.json, report.md and the run's private stack.")
 @click.option("--only", default="", help="Comma-separated services to run (default: all), e.g. for profiling.")
-def simulate(template: str, days: float, seed: int, step_seconds: float, out: Path, only: str) -> None:
+@click.option("--rotate-events", type=click.IntRange(min=0), default=DEFAULT_ROTATE_EVENTS, show_default=True,
+              help="Replace the embedded broker with an empty one after this many events (0: never); "
+                   "its memory storage slows down as it fills.")
+def simulate(
+    template: str, days: float, seed: int, step_seconds: float, out: Path, only: str, rotate_events: int
+) -> None:
     """Run a town headless as fast as the pipeline allows, then print and save the paper's metrics."""
     from npcworld.simulation.runner import SimulationConfig, run_simulation
     from npcworld.simulation.report import to_markdown
@@ -254,7 +260,8 @@ def simulate(template: str, days: float, seed: int, step_seconds: float, out: Pa
             bar.update(min(done, total) - bar.pos)
 
         services = tuple(s for s in only.split(",") if s)
-        report = run_simulation(SimulationConfig(template, days, seed, step_seconds, out, services), progress)
+        cfg = SimulationConfig(template, days, seed, step_seconds, out, services, rotate_events)
+        report = run_simulation(cfg, progress)
     click.echo(to_markdown(report))
     click.echo(f"saved {out}/report.json and {out}/report.md")
 

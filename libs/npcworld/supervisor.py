@@ -76,6 +76,20 @@ class ProcessGroup:
             self._spawn(name)
         return crashed
 
+    def stop_one(self, name: str, timeout: float = 15.0) -> None:
+        """Stop one child gracefully; it stays stopped (``restart_crashed`` skips it) until ``start_one``."""
+        proc = self.children.pop(name)
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def start_one(self, name: str) -> None:
+        self._spawn(name)
+
     def alive(self) -> int:
         return sum(p.poll() is None for p in self.children.values())
 

@@ -21,27 +21,20 @@ from dataclasses import dataclass
 
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld.messaging.heartbeat import LIVE_SECONDS, owed_sql
+
 __all__ = ["PipelineProbe", "PipelineState"]
 
 # How far back the first check looks when the probe has no idle point yet.
 _FIRST_LOOKBACK = 20_000
+_NO_END = 2**62
 
-_SNAPSHOT = """
-WITH live AS (
-    SELECT consumer, types FROM consumer_heartbeats WHERE seen_at > now() - make_interval(secs => %(alive)s)
-), owed AS (
-    SELECT live.consumer, e.event_id
-      FROM events e JOIN live ON e.type = ANY (live.types)
-     WHERE e.seq > %(since)s
-       AND NOT EXISTS (SELECT 1 FROM processed_events p
-                        WHERE p.consumer = live.consumer AND p.event_id = e.event_id)
-       AND NOT EXISTS (SELECT 1 FROM dead_letters d
-                        WHERE d.consumer = live.consumer AND d.event_id = e.event_id)
-)
+_SNAPSHOT = f"""
+WITH {owed_sql()}
 SELECT (SELECT coalesce(max(seq), 0) FROM events),
        (SELECT count(*) FROM outbox),
        (SELECT count(*) FROM reflection_npcs WHERE pending_run IS NOT NULL),
-       (SELECT coalesce(array_agg(DISTINCT consumer ORDER BY consumer), '{}') FROM owed),
+       (SELECT coalesce(array_agg(DISTINCT consumer ORDER BY consumer), '{{}}') FROM owed),
        (SELECT count(*) FROM owed)
 """
 
@@ -70,7 +63,7 @@ class PipelineProbe:
         *,
         interval: float = 0.005,
         quiet_checks: int = 1,
-        alive_seconds: float = 15.0,
+        alive_seconds: float = LIVE_SECONDS,
     ) -> None:
         self.pool = pool
         self.interval = interval
@@ -84,7 +77,7 @@ class PipelineProbe:
             if self.since is None:
                 row = await (await conn.execute("SELECT coalesce(max(seq), 0) FROM events")).fetchone()
                 self.since = max(0, int(row[0]) - _FIRST_LOOKBACK) if row else 0
-            cur = await conn.execute(_SNAPSHOT, {"since": self.since, "alive": self.alive_seconds})
+            cur = await conn.execute(_SNAPSHOT, {"since": self.since, "until": _NO_END, "alive": self.alive_seconds})
             row = await cur.fetchone()
         assert row is not None
         state = PipelineState(int(row[0]), int(row[1]), int(row[2]), tuple(row[3]), int(row[4]))

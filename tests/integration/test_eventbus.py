@@ -17,6 +17,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts.topics import DEAD_LETTER, PERCEPTION
+from npcworld.embedded.rotation import rotate_broker
 from npcworld.errors import ConcurrencyError
 from npcworld.eventstore import EventStore
 from npcworld.outbox import OutboxRelay
@@ -138,6 +139,52 @@ async def test_after_a_broker_restart_the_relay_republishes_and_consumers_end_in
         republished = await _count_messages(private_broker.bootstrap, PERCEPTION.name)
     assert got == sorted(first + second)
     assert republished >= 40, "the fresh broker should hold the whole history again"
+
+
+async def test_a_broker_rotation_loses_nothing_and_republishes_only_what_follows_its_checkpoint(
+    tally_db: AsyncConnectionPool, private_broker: BrokerForTests
+) -> None:
+    npc, world = f"rot-{uuid.uuid4().hex[:6]}", uuid.uuid4().hex
+    before = [(npc, f"before the rotation {i:03d}") for i in range(30)]
+    unpublished = [(npc, f"stored while the relay is stopped {i:03d}") for i in range(10)]
+    after = [(npc, f"after the rotation {i:03d}") for i in range(10)]
+    stop_loop, relay_stop = asyncio.Event(), asyncio.Event()
+    loop = tally_app.make_loop(tally_db, private_broker.bootstrap, group(), heartbeat=0.2)
+    tasks = {"loop": asyncio.create_task(loop.run(stop_loop)),
+             "relay": asyncio.create_task(OutboxRelay(tally_db, private_broker.bootstrap).run(relay_stop))}
+
+    async def stop_relay() -> None:
+        relay_stop.set()
+        await tasks["relay"]
+        async with tally_db.connection() as conn:
+            await tally_app.append_observations(conn, world, unpublished)
+
+    async def start_relay() -> None:
+        relay_stop.clear()
+        tasks["relay"] = asyncio.create_task(OutboxRelay(tally_db, private_broker.bootstrap).run(relay_stop))
+
+    try:
+        async with tally_db.connection() as conn:
+            await tally_app.append_observations(conn, world, before)
+            await eventually(lambda: effects(tally_db, npc), lambda rows: len(rows) >= 30)
+            last_before = await (await conn.execute("SELECT max(seq) FROM events")).fetchone()
+        result = await rotate_broker(
+            tally_db, private_broker.bootstrap, stop_relay=stop_relay,
+            restart_broker=lambda: asyncio.to_thread(private_broker.restart), start_relay=start_relay, timeout=60,
+        )
+        async with tally_db.connection() as conn:
+            await tally_app.append_observations(conn, world, after)
+        await eventually(lambda: effects(tally_db, npc), lambda rows: len(rows) >= 50)
+        await asyncio.sleep(0.5)  # any duplicate would land now
+        got = await effects(tally_db, npc)
+        on_new_broker = await _count_messages(private_broker.bootstrap, PERCEPTION.name)
+    finally:
+        stop_loop.set()
+        relay_stop.set()
+        await asyncio.gather(*tasks.values())
+    assert got == sorted(before + unpublished + after)
+    assert result.checkpoint_seq == last_before[0]  # type: ignore[index]
+    assert on_new_broker == 20, "only the events after the checkpoint belong on the new broker"
 
 
 async def test_a_poison_event_is_dead_lettered_with_its_reason_while_later_events_flow(

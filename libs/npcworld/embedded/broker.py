@@ -10,7 +10,11 @@ from pathlib import Path
 
 from npcworld.errors import InfraError
 
-__all__ = ["broker_running", "port_is_free", "start_broker", "stop_broker", "wait_for_port"]
+__all__ = ["DEFAULT_ROTATE_EVENTS", "broker_running", "port_is_free", "start_broker", "stop_broker", "wait_for_port"]
+
+# Long runs replace the broker with an empty one after this many stored events (rotation.py): its memory
+# storage keeps every batch, and a fetch costs more the more batches a partition holds.
+DEFAULT_ROTATE_EVENTS = 20_000
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:

@@ -79,6 +79,16 @@ class EmbeddedStack:
         self.state_file.write_text(json.dumps(asdict(state), indent=2))
         return state
 
+    def restart_broker(self) -> int:
+        """Replace the running broker with an empty one on the same port (see ``rotation``); its new pid."""
+        stop_broker(self.broker_pid_file)
+        pid = start_broker(self.kafka_port, self.broker_log, self.broker_pid_file)
+        if self.state_file.exists():
+            state = json.loads(self.state_file.read_text())
+            state["broker_pid"] = pid
+            self.state_file.write_text(json.dumps(state, indent=2))
+        return pid
+
     def down(self) -> list[str]:
         """Stop both components; returns the names of those that were running."""
         stopped = []

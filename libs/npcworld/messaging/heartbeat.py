@@ -13,27 +13,82 @@ from collections.abc import Iterable
 
 from psycopg_pool import AsyncConnectionPool
 
-__all__ = ["Heartbeat"]
+__all__ = ["LIVE_SECONDS", "Heartbeat", "owed_sql"]
 
 logger = logging.getLogger(__name__)
 
+# A consumer that has not beaten for this long is taken for dead and owes nothing.
+LIVE_SECONDS = 15.0
+
+
+def owed_sql() -> str:
+    """CTEs ``live`` and ``owed``: each live consumer's unprocessed, not dead-lettered events of its types
+    with ``%(since)s < seq <= %(until)s`` (parameters ``since``, ``until`` and ``alive``, in seconds)."""
+    return """live AS (
+    SELECT consumer, types FROM consumer_heartbeats WHERE seen_at > now() - make_interval(secs => %(alive)s)
+), owed AS (
+    SELECT live.consumer, e.event_id
+      FROM events e JOIN live ON e.type = ANY (live.types)
+     WHERE e.seq > %(since)s AND e.seq <= %(until)s
+       AND NOT EXISTS (SELECT 1 FROM processed_events p
+                        WHERE p.consumer = live.consumer AND p.event_id = e.event_id)
+       AND NOT EXISTS (SELECT 1 FROM dead_letters d
+                        WHERE d.consumer = live.consumer AND d.event_id = e.event_id)
+)"""
+
 
 class Heartbeat:
-    """Upserts ``(name, types, seen_at = now())`` once at ``start`` and then every ``seconds``."""
+    """Upserts ``(name, types, generation, parked, seen_at = now())`` at ``start`` and then every ``seconds``.
+
+    ``generation`` is the broker generation the owner consumes from (``parked``: it has stopped its Kafka
+    consumer and waits for that generation's broker). Each beat also reads the newest generation into
+    ``current`` (and whether its broker is up into ``ready``) and sets ``rotated`` when it differs from
+    ``generation``: the owner then parks and, once ready, starts a fresh Kafka consumer.
+    """
 
     def __init__(
         self, pool: AsyncConnectionPool, name: str, types: Iterable[str], *, seconds: float = 2.0
     ) -> None:
         self.pool, self.name, self.types, self.seconds = pool, name, sorted(set(types)), seconds
+        self.generation = 0
+        self.parked = False
+        self.current = 0
+        self.ready = True
+        self.rotated = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     async def beat(self) -> None:
         async with self.pool.connection() as conn:
-            await conn.execute(
-                "INSERT INTO consumer_heartbeats (consumer, types) VALUES (%s, %s) ON CONFLICT (consumer)"
-                " DO UPDATE SET types = EXCLUDED.types, seen_at = now()",
-                (self.name, self.types),
+            cur = await conn.execute(
+                "INSERT INTO consumer_heartbeats (consumer, types, generation, parked) VALUES (%s, %s, %s, %s)"
+                " ON CONFLICT (consumer) DO UPDATE SET types = EXCLUDED.types, generation = EXCLUDED.generation,"
+                " parked = EXCLUDED.parked, seen_at = now()"
+                " RETURNING (SELECT generation FROM broker_generations ORDER BY generation DESC LIMIT 1),"
+                " (SELECT ready_at IS NOT NULL FROM broker_generations ORDER BY generation DESC LIMIT 1)",
+                (self.name, self.types, self.generation, self.parked),
             )
+            row = await cur.fetchone()
+        self.current = int(row[0]) if row and row[0] is not None else 0
+        self.ready = bool(row[1]) if row and row[1] is not None else True
+        if self.current != self.generation:
+            self.rotated.set()
+
+    async def park(self, stop: asyncio.Event, poll: float = 0.1) -> int:
+        """Say the owner has stopped consuming and wait until the newest generation's broker is up (or
+        ``stop``); returns that generation. Beats every ``poll`` seconds meanwhile."""
+        self.generation, self.parked = self.current, True
+        while True:
+            await self.beat()
+            if self.ready or stop.is_set():
+                return self.current
+            self.generation = self.current
+            await asyncio.sleep(poll)
+
+    async def adopt(self, generation: int) -> None:
+        """The owner now consumes from ``generation``: say so at once."""
+        self.generation, self.parked = generation, False
+        self.rotated.clear()
+        await self.beat()
 
     async def start(self) -> None:
         """First beat now (errors propagate: the table must exist), then in the background."""

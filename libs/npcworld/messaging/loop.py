@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import KafkaConnectionError, KafkaError
 from aiokafka.structs import ConsumerRecord
 from opentelemetry.trace import SpanKind
 from psycopg import AsyncConnection
@@ -77,30 +78,66 @@ class ConsumerLoop(Generic[D]):
 
     async def run(self, stop: asyncio.Event) -> None:
         """Consume until ``stop`` is set; the last batch is finished, never abandoned half-way."""
-        consumer = make_consumer(self.bootstrap, self.name, self.topics, max_records=self.max_records)
         producer = make_producer(self.bootstrap, f"{self.name}-dlq")
         await producer.start()
-        await consumer.start()
         dead = DeadLetterer(self.name, producer)
         types = {*self.handlers, *self.appliers}
         heartbeat = Heartbeat(self.pool, self.name, types, seconds=self.heartbeat_seconds)
         await heartbeat.start()
-        self.started.set()
-        logger.info("consumer %s started on %s", self.name, self.topics)
         try:
             while not stop.is_set():
-                batches = await consumer.getmany(timeout_ms=200, max_records=self.max_records)
-                if batches:
-                    await self._process_batch([r for rs in batches.values() for r in rs], dead)
-                    offsets = {tp: rs[-1].offset + 1 for tp, rs in batches.items()}
-                    await consumer.commit(offsets)
-                    self._positions.update(offsets)
-                self._report_lag(consumer)
+                # A new broker generation (the embedded broker is being replaced by an empty one): stop
+                # consuming, wait for the new broker, then start a fresh consumer there (no stale positions,
+                # a new group membership, offsets from the start).
+                generation = await heartbeat.park(stop) if heartbeat.rotated.is_set() else heartbeat.current
+                if stop.is_set():
+                    break
+                consumer = await self._start_consumer()
+                await heartbeat.adopt(generation)
+                self._positions.clear()
+                self.started.set()
+                logger.info("consumer %s started on %s (broker generation %d)", self.name, self.topics,
+                            generation)
+                try:
+                    await self._consume(consumer, dead, stop, heartbeat.rotated)
+                finally:
+                    await consumer.stop()
         finally:
             await heartbeat.stop()
-            await consumer.stop()
             await producer.stop()
             logger.info("consumer %s stopped", self.name)
+
+    async def _start_consumer(self, patience: float = 30.0) -> AIOKafkaConsumer:
+        """A started consumer; a broker that is briefly away (being replaced) is waited for, not fatal."""
+        deadline = time.monotonic() + patience
+        while True:
+            consumer = make_consumer(self.bootstrap, self.name, self.topics, max_records=self.max_records)
+            try:
+                await consumer.start()
+                return consumer
+            except KafkaConnectionError as exc:
+                await consumer.stop()
+                if time.monotonic() > deadline:
+                    raise
+                logger.warning("%s: broker unreachable (%r); retrying", self.name, exc)
+                await asyncio.sleep(0.5)
+
+    async def _consume(
+        self, consumer: AIOKafkaConsumer, dead: DeadLetterer, stop: asyncio.Event, rotated: asyncio.Event
+    ) -> None:
+        while not stop.is_set() and not rotated.is_set():
+            batches = await consumer.getmany(timeout_ms=200, max_records=self.max_records)
+            if batches:
+                await self._process_batch([r for rs in batches.values() for r in rs], dead)
+                offsets = {tp: rs[-1].offset + 1 for tp, rs in batches.items()}
+                try:
+                    await consumer.commit(offsets)
+                except KafkaError as exc:
+                    # The database already holds the outcome; a redelivery is skipped as processed.
+                    logger.warning("%s: offset commit failed (%r); processed events will be skipped if redelivered",
+                                   self.name, exc)
+                self._positions.update(offsets)
+            self._report_lag(consumer)
 
     async def _process_batch(self, records: list[Record], dead: DeadLetterer) -> None:
         """One transaction for the whole poll; the careful per-event path only when something fails."""

@@ -35,16 +35,19 @@ ORDER BY o.seq LIMIT %s
 """
 _HISTORY = f"""
 SELECT e.seq, e.npc_id, e.world_id, e.type, e.event_id::text, e.trace, {_ENVELOPE_JSON}
-FROM events e WHERE e.seq > %s ORDER BY e.seq LIMIT %s
+FROM events e WHERE e.seq > %s AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.seq = e.seq)
+ORDER BY e.seq LIMIT %s
 """
+# (Rows still in the outbox are left to the relay's normal drain, which follows the republication.)
 
 
 class OutboxRelay:
-    """Moves outbox rows to Kafka; republishes the whole store when the broker has lost it.
+    """Moves outbox rows to Kafka; republishes the store when the broker has lost it.
 
     The embedded broker keeps nothing across restarts. A marker topic tells a fresh broker
-    from a known one: when the marker is empty, every stored event is published again in
-    sequence order and consumers skip what they already processed.
+    from a known one: when the marker is empty, every stored event after the newest broker
+    generation's checkpoint (from the start when there is none) is published again in sequence
+    order and consumers skip what they already processed.
     """
 
     def __init__(self, pool: AsyncConnectionPool, bootstrap: str, *, batch_size: int = 1000) -> None:
@@ -66,8 +69,9 @@ class OutboxRelay:
             await producer.start()
             try:
                 if await self._broker_is_fresh():
-                    await self.republish(producer)
+                    await self.republish(producer, await self._checkpoint())
                     await producer.send_and_wait(RELAY_MARKER.name, b"relay-started")
+                await self._generation_ready()
                 self.ready.set()
                 await self._loop(producer, stop)
             finally:
@@ -124,6 +128,18 @@ class OutboxRelay:
                 after = rows[-1][0]
         logger.info("republished %d events from the event store (after seq %d)", count, from_seq)
         return count
+
+    async def _checkpoint(self) -> int:
+        """Where the newest broker generation starts: every live consumer had processed all events up to it."""
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute(
+                "SELECT checkpoint_seq FROM broker_generations ORDER BY generation DESC LIMIT 1")).fetchone()
+        return int(row[0]) if row else 0
+
+    async def _generation_ready(self) -> None:
+        """This broker serves the newest generation: consumers parked for a rotation may start on it."""
+        async with self.pool.connection() as conn:
+            await conn.execute("UPDATE broker_generations SET ready_at = now() WHERE ready_at IS NULL")
 
     async def _broker_is_fresh(self) -> bool:
         probe = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, client_id="npcworld-relay-probe")

@@ -165,5 +165,6 @@ def to_markdown(report: dict[str, Any]) -> str:
             f"| {u['tokens_per_npc_day']} |"
         )
     wall = report["wall"]
-    lines += ["", "## Wall time", "", f"{wall['seconds']} s, {wall['npc_steps_per_second']} NPC-steps/s.", ""]
+    rotated = f" The embedded broker was replaced {wall['broker_rotations']} times." if wall.get("broker_rotations") else ""
+    lines += ["", "## Wall time", "", f"{wall['seconds']} s, {wall['npc_steps_per_second']} NPC-steps/s.{rotated}", ""]
     return "\n".join(lines)

@@ -13,7 +13,7 @@ import os
 import shutil
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -22,6 +22,8 @@ from typing import Any
 from npcworld.contracts import ClockChanged, Envelope, EventPayload, WorldCreated
 from npcworld.db import open_pool
 from npcworld.embedded import EmbeddedStack
+from npcworld.embedded.broker import DEFAULT_ROTATE_EVENTS
+from npcworld.embedded.rotation import BrokerRotation, rotate_broker
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.fork import world_stream
 from npcworld.simulation.eventlog import read_facts
@@ -46,6 +48,7 @@ class SimulationConfig:
     step_seconds: float
     out: Path
     services: tuple[str, ...] = ()  # empty: every service with a consumer
+    rotate_events: int = DEFAULT_ROTATE_EVENTS  # replace the embedded broker after this many events; 0: never
 
 
 def _free_port() -> int:
@@ -77,7 +80,7 @@ def run_simulation(cfg: SimulationConfig, progress: Progress | None = None) -> d
     group = ProcessGroup(commands, env, home / "logs")
     group.start()
     try:
-        report = asyncio.run(_simulate(cfg, state.database_url, template.start_time, group, progress))
+        report = asyncio.run(_simulate(cfg, state.database_url, template.start_time, group, progress, stack))
     finally:
         group.stop()
         stack.down()
@@ -97,7 +100,12 @@ async def _append(
 
 
 async def _simulate(
-    cfg: SimulationConfig, url: str, start: datetime, group: ProcessGroup, progress: Progress | None
+    cfg: SimulationConfig,
+    url: str,
+    start: datetime,
+    group: ProcessGroup,
+    progress: Progress | None,
+    stack: EmbeddedStack,
 ) -> dict[str, Any]:
     from services.gateway.repository import GatewayRepository
     from services.world_state.quiescence import PipelineProbe
@@ -140,6 +148,12 @@ async def _simulate(
                 start,
             )
         began = time.monotonic()
+        rotation = BrokerRotation(cfg.rotate_events)
+
+        async def maintain() -> None:
+            if await rotation.due(pool):
+                await _rotate(pool, stack, group, rotation)
+
         await _wait(
             pool,
             "SELECT step FROM ws_clocks WHERE world_id = %s",
@@ -147,6 +161,7 @@ async def _simulate(
             lambda s: s >= total,
             group,
             lambda s: progress(s, total) if progress else None,
+            maintain,
         )
         await _settle(pool, probe, world)
         wall = time.monotonic() - began
@@ -162,7 +177,20 @@ async def _simulate(
         "provider": "openai" if os.environ.get("OPENAI_BASE_URL") else "offline",
         "services": sorted(n for n in group.commands if n != "relay"),
     }
-    return build_report(facts, load_template(cfg.template).stories, run, wall)
+    report = build_report(facts, load_template(cfg.template).stories, run, wall)
+    report["wall"]["broker_rotations"] = len(rotation.rotations)  # how the run went, not what it produced
+    return report
+
+
+async def _rotate(pool: Any, stack: EmbeddedStack, group: ProcessGroup, rotation: BrokerRotation) -> None:
+    result = await rotate_broker(
+        pool,
+        f"127.0.0.1:{stack.kafka_port}",
+        stop_relay=lambda: asyncio.to_thread(group.stop_one, "relay"),
+        restart_broker=lambda: asyncio.to_thread(stack.restart_broker),
+        start_relay=lambda: asyncio.to_thread(group.start_one, "relay"),
+    )
+    rotation.rotations.append(result)
 
 
 async def _settle(pool: Any, probe: Any, world: str) -> None:
@@ -185,6 +213,7 @@ async def _wait(
     done: Callable[[int], bool],
     group: ProcessGroup,
     tick: Callable[[int], None] | None = None,
+    maintain: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
     while True:
         async with pool.connection() as conn:
@@ -196,4 +225,6 @@ async def _wait(
             return
         for name in group.restart_crashed():
             logger.warning("%s exited and was restarted; see %s/%s.log", name, group.logs, name)
+        if maintain:
+            await maintain()
         await asyncio.sleep(0.5)

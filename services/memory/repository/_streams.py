@@ -54,8 +54,21 @@ class MemoryRepository(RankingQueries, ListingQueries, IndexQueries, HoldingQuer
     async def ensure_npc(
         self, conn: Conn, npc: NpcRef, *, name: str | None = None, persona: str | None = None
     ) -> NpcStream:
-        """Create the NPC's stream if missing (locking its row for this transaction); set persona if given."""
+        """Create the NPC's stream if missing; set name and persona if given.
+
+        An existing stream is only read: a write would give the transaction its id now, and the outbox relay
+        holds back every event behind a transaction that has one, for as long as the handler then spends
+        rating and embedding. Writers of one stream are serialised by its event-stream version instead.
+        """
         async with conn.cursor(row_factory=dict_row) as cur:
+            if name is None and persona is None:
+                await cur.execute(
+                    f"SELECT {_NPC_COLUMNS} FROM memory_npcs WHERE tenant_id = %s AND world_id = %s AND npc_id = %s",
+                    (npc.tenant_id, npc.world_id, npc.npc_id),
+                )
+                existing = await cur.fetchone()
+                if existing is not None:
+                    return _stream(existing)
             await cur.execute(
                 f"""INSERT INTO memory_npcs (tenant_id, world_id, npc_id, name, persona)
                     VALUES (%(t)s, %(w)s, %(n)s, %(name)s, coalesce(%(persona)s, ''))
