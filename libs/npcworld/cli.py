@@ -251,8 +251,8 @@ def simulate(
     template: str, days: float, seed: int, step_seconds: float, out: Path, only: str, rotate_events: int
 ) -> None:
     """Run a town headless as fast as the pipeline allows, then print and save the paper's metrics."""
-    from npcworld.simulation.runner import SimulationConfig, run_simulation
     from npcworld.simulation.report import to_markdown
+    from npcworld.simulation.runner import SimulationConfig, run_simulation
 
     with click.progressbar(length=max(1, round(days * 86400 / step_seconds)), label="simulating",
                            show_pos=True, show_eta=True) as bar:

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from psycopg_pool import AsyncConnectionPool
 
 from npcworld.db import apply_migrations, open_pool
-from npcworld.messaging import ConsumerLoop, Handler, ensure_topics
+from npcworld.messaging import ConsumerLoop, Handler, Prepare, ensure_topics
 from npcworld.projection import Projection
 from npcworld.settings import CommonSettings, StackEndpoints, resolve_endpoints
 from npcworld.telemetry import configure_telemetry
@@ -49,11 +49,13 @@ def run_service(
     deps: Any = None,
     deps_factory: DepsFactory | None = None,
     projection: Projection | None = None,
+    prepare: Prepare[Any] | None = None,
 ) -> None:
     """Run a service until SIGTERM or SIGINT (blocking)."""
     configure_logging(settings.log_level)
     configure_telemetry(name)
-    asyncio.run(serve(name, settings, handlers, deps=deps, deps_factory=deps_factory, projection=projection))
+    asyncio.run(serve(name, settings, handlers, deps=deps, deps_factory=deps_factory, projection=projection,
+                      prepare=prepare))
 
 
 async def serve(
@@ -65,6 +67,7 @@ async def serve(
     deps_factory: DepsFactory | None = None,
     projection: Projection | None = None,
     stop: asyncio.Event | None = None,
+    prepare: Prepare[Any] | None = None,
 ) -> None:
     """Migrate, create topics, then consume until ``stop`` is set (or a signal arrives)."""
     endpoints = resolve_endpoints(settings)
@@ -76,7 +79,7 @@ async def serve(
         if deps_factory is not None:
             deps = await deps_factory(ServiceContext(settings, endpoints, pool))
         loop = ConsumerLoop(name, handlers, deps, projection=projection, pool=pool,
-                            bootstrap=endpoints.kafka_bootstrap_servers)
+                            bootstrap=endpoints.kafka_bootstrap_servers, prepare=prepare)
 
         async def readiness() -> dict[str, bool]:
             async with pool.connection() as conn:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from npcworld.llm import LLM
 from npcworld.memory_client import MemoryReader
@@ -21,3 +23,6 @@ class DialogueDeps:
     repository: DialogueRepository = field(default_factory=DialogueRepository)
     rules: TurnRules = field(default_factory=TurnRules)
     retrieve_k: int = 8
+    # Player replies computed for a poll before its transaction (``prepare_replies``), by PlayerSpoke id.
+    prepared: dict[uuid.UUID, Any] = field(default_factory=dict)
+    prepare_concurrency: int = 8

@@ -3,8 +3,13 @@ profiles and known places the prompts need."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import datetime
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import (
     ClockChanged,
@@ -24,7 +29,7 @@ from npcworld.stepping import steps
 from services.dialogue.conversations import close_conversation, open_conversation, speak_next
 from services.dialogue.deps import DialogueDeps
 from services.dialogue.repository import NpcProfile
-from services.dialogue.speaking import Scene, reply_to_player
+from services.dialogue.speaking import Reply, Scene, reply_to_player
 
 __all__ = [
     "HANDLERS",
@@ -37,6 +42,7 @@ __all__ = [
     "on_utterance_spoken",
     "on_world_deleted",
     "on_world_ticked",
+    "prepare_replies",
 ]
 
 Handler = Callable[[Envelope, UnitOfWork, DialogueDeps], Awaitable[None]]
@@ -117,14 +123,50 @@ async def on_utterance_spoken(event: Envelope, uow: UnitOfWork, deps: DialogueDe
         await speak_next(uow, deps, event, conversation)
 
 
+async def _player_scene(conn: AsyncConnection[Any], event: Envelope, deps: DialogueDeps) -> Scene:
+    said = event.payload
+    assert isinstance(said, PlayerSpoke)
+    npc = await deps.repository.profile(conn, event.tenant_id, event.world_id, _npc(event))
+    player = NpcProfile(said.player_id, said.interviewer or f"a visitor ({said.player_id})")
+    return Scene(event.tenant_id, event.world_id, event.world_time, npc, player)
+
+
+async def _reply(conn: AsyncConnection[Any], event: Envelope, deps: DialogueDeps) -> Reply:
+    said = event.payload
+    assert isinstance(said, PlayerSpoke)
+    scene = await _player_scene(conn, event, deps)
+    return await reply_to_player(deps, scene, said.text, interview=said.mode == "interview")
+
+
+async def prepare_replies(events: list[Envelope], deps: DialogueDeps, pool: AsyncConnectionPool) -> None:
+    """Compute a poll's player replies concurrently, before its transaction opens.
+
+    Each reply only reads (the NPC's profile and memories) and calls the LLM layer, so replies to different
+    players need not wait for one another, and none waits inside the poll's transaction. ``on_player_spoke``
+    takes its reply from here (or computes it itself when preparing failed).
+    """
+    deps.prepared.clear()  # the previous poll is committed: anything left there was not needed
+    gate = asyncio.Semaphore(deps.prepare_concurrency)
+
+    async def one(event: Envelope) -> None:
+        async with gate:
+            async with pool.connection() as conn:
+                scene = await _player_scene(conn, event, deps)
+            said = event.payload
+            assert isinstance(said, PlayerSpoke)
+            deps.prepared[event.event_id] = await reply_to_player(
+                deps, scene, said.text, interview=said.mode == "interview"
+            )
+
+    await asyncio.gather(*(one(e) for e in events if e.type == "PlayerSpoke"))
+
+
 async def on_player_spoke(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
     """A player (or interviewer) spoke to the NPC: reply from its memories; nothing else changes."""
     said = event.payload
     assert isinstance(said, PlayerSpoke)
-    npc = await deps.repository.profile(uow.conn, event.tenant_id, event.world_id, _npc(event))
-    player = NpcProfile(said.player_id, said.interviewer or f"a visitor ({said.player_id})")
-    scene = Scene(event.tenant_id, event.world_id, event.world_time, npc, player)
-    reply = await reply_to_player(deps, scene, said.text, interview=said.mode == "interview")
+    npc = _npc(event)
+    reply = deps.prepared.pop(event.event_id, None) or await _reply(uow.conn, event, deps)
     replied = NpcReplied(
         player_id=said.player_id,
         text=reply.text,
@@ -134,7 +176,7 @@ async def on_player_spoke(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) 
         memory_ids=reply.memory_ids,
         heard=said.text,
     )
-    await uow.append(f"chat-{event.world_id}-{npc.npc_id}", [uow.new_event(replied)])
+    await uow.append(f"chat-{event.world_id}-{npc}", [uow.new_event(replied)])
 
 
 async def on_inner_voice_given(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:

@@ -77,7 +77,8 @@ class PipelineProbe:
             if self.since is None:
                 row = await (await conn.execute("SELECT coalesce(max(seq), 0) FROM events")).fetchone()
                 self.since = max(0, int(row[0]) - _FIRST_LOOKBACK) if row else 0
-            cur = await conn.execute(_SNAPSHOT, {"since": self.since, "until": _NO_END, "alive": self.alive_seconds})
+            params = {"since": self.since, "until": _NO_END, "alive": self.alive_seconds}
+            cur = await conn.execute(_SNAPSHOT, params)
             row = await cur.fetchone()
         assert row is not None
         state = PipelineState(int(row[0]), int(row[1]), int(row[2]), tuple(row[3]), int(row[4]))

@@ -170,7 +170,8 @@ async def test_a_broker_rotation_loses_nothing_and_republishes_only_what_follows
             last_before = await (await conn.execute("SELECT max(seq) FROM events")).fetchone()
         result = await rotate_broker(
             tally_db, private_broker.bootstrap, stop_relay=stop_relay,
-            restart_broker=lambda: asyncio.to_thread(private_broker.restart), start_relay=start_relay, timeout=60,
+            restart_broker=lambda: asyncio.to_thread(private_broker.restart), start_relay=start_relay,
+            timeout=60,
         )
         async with tally_db.connection() as conn:
             await tally_app.append_observations(conn, world, after)

@@ -1,4 +1,4 @@
-"""Embedded infrastructure for one machine with no setup: Postgres + pgvector and a Kafka-compatible broker."""
+"""Embedded infrastructure for one machine, no setup: Postgres + pgvector and a Kafka-compatible broker."""
 
 from npcworld.embedded.stack import DEFAULT_KAFKA_PORT, EmbeddedStack, StackState
 

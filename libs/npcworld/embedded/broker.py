@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -10,7 +11,9 @@ from pathlib import Path
 
 from npcworld.errors import InfraError
 
-__all__ = ["DEFAULT_ROTATE_EVENTS", "broker_running", "port_is_free", "start_broker", "stop_broker", "wait_for_port"]
+__all__ = [
+    "DEFAULT_ROTATE_EVENTS", "broker_running", "port_is_free", "start_broker", "stop_broker", "wait_for_port",
+]
 
 # Long runs replace the broker with an empty one after this many stored events (rotation.py): its memory
 # storage keeps every batch, and a fetch costs more the more batches a partition holds.
@@ -106,7 +109,5 @@ def stop_broker(pid_file: Path, timeout: float = 10.0) -> bool:
 
 
 def _reap(pid: int) -> None:
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass

@@ -3,7 +3,7 @@
 from npcworld.messaging.dead_letter import DeadLetterer
 from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import ensure_topics, make_consumer, make_producer
-from npcworld.messaging.loop import ConsumerLoop, Handler
+from npcworld.messaging.loop import ConsumerLoop, Handler, Prepare
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "DeadLetterer",
     "Handler",
     "Heartbeat",
+    "Prepare",
     "RetryPolicy",
     "ensure_topics",
     "make_consumer",

@@ -60,9 +60,10 @@ class Heartbeat:
     async def beat(self) -> None:
         async with self.pool.connection() as conn:
             cur = await conn.execute(
-                "INSERT INTO consumer_heartbeats (consumer, types, generation, parked) VALUES (%s, %s, %s, %s)"
-                " ON CONFLICT (consumer) DO UPDATE SET types = EXCLUDED.types, generation = EXCLUDED.generation,"
-                " parked = EXCLUDED.parked, seen_at = now()"
+                "INSERT INTO consumer_heartbeats (consumer, types, generation, parked)"
+                " VALUES (%s, %s, %s, %s)"
+                " ON CONFLICT (consumer) DO UPDATE SET types = EXCLUDED.types,"
+                " generation = EXCLUDED.generation, parked = EXCLUDED.parked, seen_at = now()"
                 " RETURNING (SELECT generation FROM broker_generations ORDER BY generation DESC LIMIT 1),"
                 " (SELECT ready_at IS NOT NULL FROM broker_generations ORDER BY generation DESC LIMIT 1)",
                 (self.name, self.types, self.generation, self.parked),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 
@@ -70,10 +71,8 @@ async def ensure_topics(bootstrap: str, topics: tuple[Topic, ...] = ALL_TOPICS, 
         missing = [NewTopic(t.name, min(t.partitions, cap) if cap > 0 else t.partitions, replication)
                    for t in topics if t.name not in existing]
         if missing:
-            try:
+            with contextlib.suppress(TopicAlreadyExistsError):
                 await admin.create_topics(missing)
-            except TopicAlreadyExistsError:
-                pass
             logger.info("created topics %s", [t.name for t in missing])
     finally:
         await admin.close()

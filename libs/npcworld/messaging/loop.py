@@ -25,12 +25,15 @@ from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
 from npcworld.projection import Projection
 from npcworld.telemetry import context_from_headers, instruments, tracer
 
-__all__ = ["ConsumerLoop", "Handler"]
+__all__ = ["ConsumerLoop", "Handler", "Prepare"]
 
 logger = logging.getLogger(__name__)
 
 D = TypeVar("D")
 Handler = Callable[[Envelope, UnitOfWork, D], Awaitable[None]]
+# Work a service can do for a whole poll before its transaction opens (slow calls, done concurrently);
+# the handlers then pick the results up. Only an optimisation: a handler must still work without it.
+Prepare = Callable[[list[Envelope], D, AsyncConnectionPool], Awaitable[None]]
 Record = ConsumerRecord[bytes, bytes]
 
 
@@ -56,6 +59,7 @@ class ConsumerLoop(Generic[D]):
         policy: RetryPolicy | None = None,
         max_records: int = 500,
         heartbeat_seconds: float = 2.0,
+        prepare: Prepare[D] | None = None,
     ) -> None:
         unknown = set(handlers) - set(EVENT_TYPES)
         if unknown:
@@ -71,6 +75,7 @@ class ConsumerLoop(Generic[D]):
         self.policy = policy or RetryPolicy()
         self.max_records = max_records
         self.heartbeat_seconds = heartbeat_seconds
+        self.prepare = prepare
         self.store = EventStore()
         self.topics = sorted({EVENT_TYPES[t].topic.name for t in (*handlers, *self.appliers)})
         self.started = asyncio.Event()
@@ -134,13 +139,36 @@ class ConsumerLoop(Generic[D]):
                     await consumer.commit(offsets)
                 except KafkaError as exc:
                     # The database already holds the outcome; a redelivery is skipped as processed.
-                    logger.warning("%s: offset commit failed (%r); processed events will be skipped if redelivered",
+                    logger.warning("%s: offset commit failed (%r); redelivered events will be skipped",
                                    self.name, exc)
                 self._positions.update(offsets)
             self._report_lag(consumer)
 
+    async def _prepare(self, records: list[Record]) -> None:
+        """Hand the poll's unprocessed, handled events to ``prepare`` (outside any transaction)."""
+        assert self.prepare is not None
+        events = []
+        for record in records:
+            try:
+                envelope = decode_envelope(record.value or b"")
+            except PermanentError:
+                continue
+            if envelope.type in self.handlers and envelope.forked_from is None:
+                events.append(envelope)
+        if not events:
+            return
+        try:
+            async with self.pool.connection() as conn:
+                done = await _processed(conn, self.name, [e.event_id for e in events])
+            await self.prepare([e for e in events if e.event_id not in done], self.deps, self.pool)
+        except Exception:
+            logger.warning("%s: preparing a poll of %d events failed; handlers work unprepared",
+                           self.name, len(events), exc_info=True)
+
     async def _process_batch(self, records: list[Record], dead: DeadLetterer) -> None:
         """One transaction for the whole poll; the careful per-event path only when something fails."""
+        if self.prepare is not None:
+            await self._prepare(records)
         attempt = 0
         while True:
             try:
@@ -166,16 +194,12 @@ class ConsumerLoop(Generic[D]):
 
     async def _fast_path(self, conn: AsyncConnection[Any], records: list[Record]) -> None:
         """Decode all, skip what was processed, apply the rest in order, then claim them in one statement."""
-        relevant = [(r, e) for r in records
-                    if (e := decode_envelope(r.value or b"")).type in self.handlers or e.type in self.appliers]
+        relevant = [(r, e) for r in records if (e := decode_envelope(r.value or b"")).type in self.handlers
+                    or e.type in self.appliers]
         if not relevant:
             return
         ids = list(dict.fromkeys(e.event_id for _, e in relevant))
-        cur = await conn.execute(
-            "SELECT event_id FROM processed_events WHERE consumer = %s AND event_id = ANY(%s::uuid[])",
-            (self.name, ids),
-        )
-        done = {row[0] for row in await cur.fetchall()}
+        done = await _processed(conn, self.name, ids)
         fresh = [i for i in ids if i not in done]
         pending = set(fresh)
         for record, envelope in relevant:
@@ -230,14 +254,17 @@ class ConsumerLoop(Generic[D]):
         if handler is not None and envelope.forked_from is None:
             await handler(envelope, UnitOfWork(conn, self.store, cause=envelope), self.deps)
 
-    async def _handle(self, conn: AsyncConnection[Any], record: Record, envelope: Envelope, dead: DeadLetterer) -> None:
+    async def _handle(
+        self, conn: AsyncConnection[Any], record: Record, envelope: Envelope, dead: DeadLetterer
+    ) -> None:
         labels = {"consumer": self.name, "event_type": envelope.type}
         for attempt in range(1, self.policy.handler_attempts + 1):
             started = time.perf_counter()
             try:
                 async with conn.transaction():
                     cur = await conn.execute(
-                        "INSERT INTO processed_events (consumer, event_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                        "INSERT INTO processed_events (consumer, event_id) VALUES (%s, %s)"
+                        " ON CONFLICT DO NOTHING",
                         (self.name, envelope.event_id),
                     )
                     if cur.rowcount == 0:
@@ -270,3 +297,12 @@ class ConsumerLoop(Generic[D]):
             high, position = consumer.highwater(tp), self._positions.get(tp)
             if high is not None and position is not None:
                 lag[(self.name, tp.topic, tp.partition)] = max(0, high - position)
+
+
+async def _processed(conn: AsyncConnection[Any], consumer: str, ids: list[Any]) -> set[Any]:
+    """Which of ``ids`` this consumer has processed already."""
+    cur = await conn.execute(
+        "SELECT event_id FROM processed_events WHERE consumer = %s AND event_id = ANY(%s::uuid[])",
+        (consumer, ids),
+    )
+    return {row[0] for row in await cur.fetchall()}

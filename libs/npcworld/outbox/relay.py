@@ -130,7 +130,7 @@ class OutboxRelay:
         return count
 
     async def _checkpoint(self) -> int:
-        """Where the newest broker generation starts: every live consumer had processed all events up to it."""
+        """Where the newest broker generation starts (every live consumer had processed all events to it)."""
         async with self.pool.connection() as conn:
             row = await (await conn.execute(
                 "SELECT checkpoint_seq FROM broker_generations ORDER BY generation DESC LIMIT 1")).fetchone()

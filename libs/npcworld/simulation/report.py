@@ -165,6 +165,8 @@ def to_markdown(report: dict[str, Any]) -> str:
             f"| {u['tokens_per_npc_day']} |"
         )
     wall = report["wall"]
-    rotated = f" The embedded broker was replaced {wall['broker_rotations']} times." if wall.get("broker_rotations") else ""
-    lines += ["", "## Wall time", "", f"{wall['seconds']} s, {wall['npc_steps_per_second']} NPC-steps/s.{rotated}", ""]
+    rotations = wall.get("broker_rotations")
+    rotated = f" The embedded broker was replaced {rotations} times." if rotations else ""
+    rate = f"{wall['seconds']} s, {wall['npc_steps_per_second']} NPC-steps/s.{rotated}"
+    lines += ["", "## Wall time", "", rate, ""]
     return "\n".join(lines)

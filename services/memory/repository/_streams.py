@@ -63,7 +63,8 @@ class MemoryRepository(RankingQueries, ListingQueries, IndexQueries, HoldingQuer
         async with conn.cursor(row_factory=dict_row) as cur:
             if name is None and persona is None:
                 await cur.execute(
-                    f"SELECT {_NPC_COLUMNS} FROM memory_npcs WHERE tenant_id = %s AND world_id = %s AND npc_id = %s",
+                    f"SELECT {_NPC_COLUMNS} FROM memory_npcs"
+                    " WHERE tenant_id = %s AND world_id = %s AND npc_id = %s",
                     (npc.tenant_id, npc.world_id, npc.npc_id),
                 )
                 existing = await cur.fetchone()
