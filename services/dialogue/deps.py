@@ -25,4 +25,4 @@ class DialogueDeps:
     retrieve_k: int = 8
     # Player replies computed for a poll before its transaction (``prepare_replies``), by PlayerSpoke id.
     prepared: dict[uuid.UUID, Any] = field(default_factory=dict)
-    prepare_concurrency: int = 8
+    prepare_concurrency: int = 4

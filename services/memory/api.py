@@ -71,11 +71,13 @@ def _routes(app: FastAPI) -> None:
         w = body.weights
         weights = RetrievalWeights(w.recency, w.importance, w.relevance) if w else RetrievalWeights()
         npc = NpcRef(body.tenant_id, body.world_id, body.npc_id)
+        # Embedded before a connection is taken: requests waiting for the model hold none.
+        vector = (await deps.embedder.embed([body.query]))[0] if body.query.strip() else None
         for attempt in range(1, _RETRIEVE_ATTEMPTS + 1):
             try:
                 async with request.app.state.pool.connection() as conn, conn.transaction():
                     found = await retrieve(UnitOfWork(conn, EventStore()), deps, npc, body.query,
-                                           k=body.k, now=body.now, weights=weights)
+                                           k=body.k, now=body.now, weights=weights, vector=vector)
                 return [_retrieved(r) for r in found]
             except TRANSIENT_ERRORS as exc:
                 # Two retrievals for one NPC at once race for the access stream's next version,

@@ -8,43 +8,60 @@ handlers do not run.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from npcworld.contracts import Envelope, NpcCreated, ObservationMade, decode_envelope
+from npcworld.contracts import Envelope, NpcCreated, NpcReplied, ObservationMade, decode_envelope
 from npcworld.embeddings import PrefetchingEmbedder
 from npcworld.errors import PermanentError
 from npcworld.messaging import ConsumerLoop
 from services.memory.deps import MemoryDeps
-from services.memory.domain import split_seed
+from services.memory.domain import chat_memories, split_seed
 
 __all__ = ["EMBED_TEXTS", "MemoryConsumerLoop", "prefetch_embeddings"]
 
 logger = logging.getLogger(__name__)
 
 
-def _observation(event: Envelope) -> list[str]:
+Names = Mapping[tuple[str, str, str], str]  # (tenant, world, npc) → the name its stream has
+
+
+def _observation(event: Envelope, names: Names) -> list[str]:
     assert isinstance(event.payload, ObservationMade)
     return [event.payload.description]
 
 
-def _seed(event: Envelope) -> list[str]:
+def _seed(event: Envelope, names: Names) -> list[str]:
     assert isinstance(event.payload, NpcCreated)
     return split_seed(event.payload.seed)
 
 
-EMBED_TEXTS: dict[str, Callable[[Envelope], list[str]]] = {
+def _chat(event: Envelope, names: Names) -> list[str]:
+    replied = event.payload
+    assert isinstance(replied, NpcReplied) and event.npc_id is not None
+    name = names.get((event.tenant_id, event.world_id, event.npc_id))
+    if replied.mode != "chat" or name is None:
+        return []
+    return [text for _, text in chat_memories(name, replied.player_id, replied.heard, replied.text)]
+
+
+EMBED_TEXTS: dict[str, Callable[[Envelope, Names], list[str]]] = {
     "ObservationMade": _observation,
     "NpcCreated": _seed,
+    "NpcReplied": _chat,
 }
+# Types whose texts include the NPC's name as its stream has it (read before prefetching).
+_NAMED = {"NpcReplied"}
 
 
-async def prefetch_embeddings(events: Iterable[Envelope], deps: MemoryDeps) -> int:
+async def prefetch_embeddings(
+    events: Iterable[Envelope], deps: MemoryDeps, names: Names | None = None
+) -> int:
     """Embed the texts these events' handlers will need in one model call; returns how many texts."""
     if not isinstance(deps.embedder, PrefetchingEmbedder):
         return 0
     texts = [t for e in events if e.forked_from is None and e.type in EMBED_TEXTS
-             for t in EMBED_TEXTS[e.type](e)]
+             for t in EMBED_TEXTS[e.type](e, names or {})]
     await deps.embedder.prefetch(texts)
     return len(texts)
 
@@ -61,13 +78,28 @@ class MemoryConsumerLoop(ConsumerLoop[MemoryDeps]):
                 continue  # the loop dead-letters it
         try:
             try:
-                await prefetch_embeddings(await self._written_now(events), self.deps)
+                written = await self._written_now(events)
+                await prefetch_embeddings(written, self.deps, await self._names(written))
             except Exception:  # only an optimisation: the handlers embed on the spot and meet the error there
                 logger.warning("prefetching %d events' embeddings failed", len(events), exc_info=True)
             await super()._process_batch(list(records), dead)
         finally:
             if isinstance(self.deps.embedder, PrefetchingEmbedder):
                 self.deps.embedder.clear()
+
+    async def _names(self, events: list[Envelope]) -> dict[tuple[str, str, str], str]:
+        """The stream names (or ids) of the NPCs whose texts quote their name."""
+        refs = sorted({(e.tenant_id, e.world_id, e.npc_id) for e in events if e.type in _NAMED and e.npc_id})
+        if not refs:
+            return {}
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT tenant_id, world_id, npc_id, coalesce(nullif(name, ''), npc_id) FROM memory_npcs"
+                " WHERE (tenant_id, world_id, npc_id) IN"
+                " (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))",
+                ([r[0] for r in refs], [r[1] for r in refs], [r[2] for r in refs]),
+            )
+            return {(r[0], r[1], r[2]): r[3] for r in await cur.fetchall()}
 
     async def _written_now(self, events: list[Envelope]) -> list[Envelope]:
         """The events whose texts are embedded in this poll: stepped worlds hold theirs for the step's end."""

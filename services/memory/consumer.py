@@ -55,11 +55,16 @@ async def serve_memory(
 ) -> None:
     """Run the consumer loop and the internal API until ``stop`` is set (``started``: API accepting)."""
     url = resolve_endpoints(settings).database_url
-    pool = await open_pool(url, max_size=4, name="memory-api")
+    pool = await open_pool(url, max_size=8, name="memory-api")
+    # Call records of the importance ratings get a pool of their own. The consumer rates inside its
+    # transaction, holding row locks that API retrievals may be waiting for; were the records written
+    # through the API's pool, a burst of such retrievals could hold every connection while the consumer
+    # waits for one: a wait cycle Postgres cannot see, broken only by the pool's timeout.
+    llm_pool = await open_pool(url, max_size=2, name="memory-llm")
     try:
         deps = MemoryDeps(
             embedder=PrefetchingEmbedder(embedder or settings.build_embedder()),
-            rater=LLMImportanceRater(build_llm(settings, pool)),
+            rater=LLMImportanceRater(build_llm(settings, llm_pool)),
             settings=settings,
         )
         config = uvicorn.Config(
@@ -81,6 +86,7 @@ async def serve_memory(
         await asyncio.gather(consumer_task, api_task, upkeep)
     finally:
         await pool.close()
+        await llm_pool.close()
 
 
 async def _consume(name: str, settings: Settings, deps: MemoryDeps, stop: asyncio.Event) -> None:

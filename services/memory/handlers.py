@@ -22,7 +22,7 @@ from npcworld.eventstore import UnitOfWork
 from npcworld.projection import Projection
 from services.memory import projection
 from services.memory.deps import MemoryDeps
-from services.memory.domain import MemoryDraft, NpcRef, persona_summary, split_seed
+from services.memory.domain import MemoryDraft, NpcRef, chat_memories, persona_summary, split_seed
 from services.memory.holding import held_in_stepped_worlds, release_held
 from services.memory.projection import NoImportanceRater
 from services.memory.recording import is_repeated_observation, record_memories
@@ -151,12 +151,10 @@ async def on_npc_replied(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> 
     if replied.mode != "chat":
         return
     stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
-    name, player = stream.name or event.npc_id, f"player {replied.player_id}"
-    said = f'{name} replied to a player ({replied.player_id}): "{replied.text}"'
-    drafts = [MemoryDraft("dialogue", said[:4000], event.world_time, subject=player)]
-    if replied.heard:
-        heard = f'A player ({replied.player_id}) said to {name}: "{replied.heard}"'
-        drafts.insert(0, MemoryDraft("observation", heard[:4000], event.world_time, subject=player))
+    player = f"player {replied.player_id}"
+    drafts = [MemoryDraft(kind, text, event.world_time, subject=player)
+              for kind, text in chat_memories(stream.name or event.npc_id, replied.player_id, replied.heard,
+                                              replied.text)]
     await record_memories(uow, deps, stream, drafts, at=event.world_time)
 
 

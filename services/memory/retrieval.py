@@ -71,8 +71,12 @@ async def retrieve(
     k: int,
     now: datetime,
     weights: RetrievalWeights | None = None,
+    vector: npt.NDArray[np.float32] | None = None,
 ) -> list[RetrievedMemory]:
     """The NPC's top-``k`` memories for ``query`` at world time ``now``; marks them accessed.
+
+    ``vector`` is the query's embedding when the caller computed it already (the API does, before it
+    takes a database connection, so connections are not held while the model runs).
 
     The access is appended as a MemoriesAccessed event in the caller's unit of work, so replaying the
     event store reproduces every last-access time.
@@ -91,7 +95,8 @@ async def retrieve(
         return []
     space = EmbeddingSpace(stream.embedding_model or "", stream.embedding_dims or 0)
     check_space(space, EmbeddingSpace.of(deps.embedder), f"NPC {npc.npc_id!r}")
-    vector = (await deps.embedder.embed([query]))[0]
+    if vector is None:
+        vector = (await deps.embedder.embed([query]))[0]
     scored = await rank(uow.conn, deps, stream, vector, now=now, weights=weights, k=k)
     if not scored:
         return []

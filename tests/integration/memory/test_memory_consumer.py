@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
-from npcworld.contracts import ObservationMade
+from npcworld.contracts import NpcCreated, NpcReplied, ObservationMade
 from npcworld.embeddings import PrefetchingEmbedder
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.messaging import ConsumerLoop, RetryPolicy
@@ -98,3 +98,43 @@ async def test_the_memory_consumer_embeds_a_polls_observations_in_one_model_call
         await asyncio.gather(*tasks)
     # Other tests' events share the topics, so a poll may hold more; never one model call per event.
     assert inner.calls < len(texts) // 3
+
+
+async def test_a_polls_chat_replies_are_embedded_at_once_and_quote_the_npcs_name(
+    pool: AsyncConnectionPool, broker: BrokerForTests
+) -> None:
+    npc = new_npc()
+    inner = HashingEmbedder(16)
+    deps = MemoryDeps(embedder=PrefetchingEmbedder(inner), rater=FakeImportanceRater())
+    stop = asyncio.Event()
+    loop = MemoryConsumerLoop(f"memory-{uuid.uuid4().hex[:8]}", HANDLERS, deps, pool=pool,
+                              bootstrap=broker.bootstrap)
+    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
+             asyncio.create_task(loop.run(stop))]
+
+    async def texts() -> list[str]:
+        async with pool.connection() as conn:
+            cur = await conn.execute("SELECT description FROM memories WHERE npc_id = %s", (npc.npc_id,))
+            return [r[0] for r in await cur.fetchall()]
+
+    try:
+        await asyncio.wait_for(loop.started.wait(), 60)
+        created = NpcCreated(npc_id=npc.npc_id, name="Isabella", seed="Isabella runs the cafe")
+        async with pool.connection() as conn, conn.transaction():
+            await UnitOfWork(conn, EventStore()).append(f"npc:{npc.npc_id}", [envelope(created, npc, T0)])
+        await eventually(texts, lambda t: len(t) == 1, timeout=60)
+        before = inner.calls
+        replies = [
+            envelope(NpcReplied(player_id="p1", text=f"Hello there {i}", in_reply_to=f"r{i}",
+                                provider="offline", heard=f"Hi Isabella {i}"), npc, T0 + timedelta(minutes=i))
+            for i in range(15)
+        ]
+        async with pool.connection() as conn, conn.transaction():
+            await UnitOfWork(conn, EventStore()).append(f"chat:{npc.npc_id}", replies)
+        stored = await eventually(texts, lambda t: len(t) == 31, timeout=60)
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+    assert 'Isabella replied to a player (p1): "Hello there 0"' in stored
+    assert 'A player (p1) said to Isabella: "Hi Isabella 0"' in stored
+    assert inner.calls - before < 5, "a poll's replies are embedded together, before its transaction"

@@ -1,0 +1,17 @@
+"""What a player chat leaves in the NPC's memory (pure)."""
+
+from __future__ import annotations
+
+__all__ = ["chat_memories"]
+
+_MAX = 4000
+
+
+def chat_memories(npc_name: str, player_id: str, heard: str | None, reply: str) -> list[tuple[str, str]]:
+    """(kind, text) of the exchange's memories: what the player said is an observation (something the
+    NPC heard, never an instruction), the reply a dialogue memory."""
+    said = f'{npc_name} replied to a player ({player_id}): "{reply}"'
+    memories = [("dialogue", said[:_MAX])]
+    if heard:
+        memories.insert(0, ("observation", f'A player ({player_id}) said to {npc_name}: "{heard}"'[:_MAX]))
+    return memories
