@@ -38,7 +38,8 @@ class DeadLetterer:
         Publishing first means a crash can at worst publish a dead letter twice, never lose it;
         the processed-event row written here keeps a redelivery from dead-lettering it again.
         """
-        headers = list(msg.headers or ()) + [
+        headers = [
+            *(msg.headers or ()),
             ("x-dlq-reason", reason.encode()[:4000]),
             ("x-dlq-consumer", self.consumer.encode()),
             ("x-dlq-source", f"{msg.topic}/{msg.partition}/{msg.offset}".encode()),

@@ -25,7 +25,7 @@ from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
 from npcworld.projection import Projection
 from npcworld.telemetry import context_from_headers, instruments, tracer
 
-__all__ = ["ConsumerLoop", "Handler", "Prepare"]
+__all__ = ["ConsumerLoop", "Handler", "Prepare", "in_store_order"]
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class ConsumerLoop(Generic[D]):
         while not stop.is_set() and not rotated.is_set():
             batches = await consumer.getmany(timeout_ms=200, max_records=self.max_records)
             if batches:
-                await self._process_batch([r for rs in batches.values() for r in rs], dead)
+                await self._process_batch(in_store_order(batches), dead)
                 offsets = {tp: rs[-1].offset + 1 for tp, rs in batches.items()}
                 try:
                     await consumer.commit(offsets)
@@ -306,3 +306,28 @@ async def _processed(conn: AsyncConnection[Any], consumer: str, ids: list[Any]) 
         (consumer, ids),
     )
     return {row[0] for row in await cur.fetchall()}
+
+
+def in_store_order(batches: Mapping[TopicPartition, list[Record]]) -> list[Record]:
+    """A poll's records in event-store sequence order (the relay's ``seq`` header), across partitions.
+
+    Each partition is already in that order; merging them keeps a reaction behind its cause even when the
+    two came from different topics in one poll (a step's WorldTicked and the ActionDecided it caused), so
+    handlers see the same order in every run. Records without the header (not from the relay) keep the
+    poll's own order.
+    """
+    records = [r for rs in batches.values() for r in rs]
+    seqs = [s for r in records if (s := _seq(r)) is not None]
+    if len(seqs) != len(records):
+        return records
+    return [r for _, r in sorted(zip(seqs, records, strict=True), key=lambda pair: pair[0])]
+
+
+def _seq(record: Record) -> int | None:
+    for key, value in record.headers or ():
+        if key == "seq":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
