@@ -66,8 +66,12 @@ def run_simulation(cfg: SimulationConfig, progress: Progress | None = None) -> d
         shutil.rmtree(home)
     stack = EmbeddedStack(home, kafka_port=_free_port())
     state = stack.up()
+    memory_port = _free_port()  # the stack is private, so is its memory API: a live backend may use 8101
     env = {
         **state.client_env(dict(os.environ)),
+        "MEMORY_API_HOST": "127.0.0.1",
+        "MEMORY_API_PORT": str(memory_port),
+        "MEMORY_API_URL": f"http://127.0.0.1:{memory_port}",
         "NPCWORLD_SEED": str(cfg.seed),
         "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
     }
