@@ -11,9 +11,9 @@ A rotation:
 2. waits for a checkpoint: a snapshot in which no other transaction is writing and every live consumer
    has processed (or dead-lettered) every event up to ``S``, the last sequence number before the oldest
    unpublished outbox row; it is recorded as a new row of ``broker_generations``;
-   and waits until every live consumer loop has stopped its Kafka consumer and parked on the new
-   generation (each loop reads the newest generation in its heartbeat), so no consumer carries a
-   position or a group membership over to the new broker;
+3. waits until every live consumer loop has stopped its Kafka consumer and parked on the new generation
+   (each loop reads the newest generation in its heartbeat), so no consumer carries a position or a group
+   membership over to the new broker;
 4. replaces the broker with an empty one and creates the catalogue's topics;
 5. starts the relay, which finds a fresh broker, marks the generation ready (the parked loops then start
    fresh consumers, reading from the start) and republishes the events after ``S`` in order.
