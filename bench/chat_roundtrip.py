@@ -219,7 +219,11 @@ def main() -> None:
             for proc in procs:
                 proc.terminate()
             for proc in procs:
-                proc.wait(20)
+                try:
+                    proc.wait(20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()  # never leave a process behind on a failed run
+                    proc.wait()
     print(
         f"{args.concurrency} concurrent players x {args.chats} chats ({len(latencies)} measured) to "
         f"{args.npcs} NPCs, think time {args.think_ms:.0f} ms; offline LLM (zero model latency); "

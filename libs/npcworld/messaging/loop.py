@@ -80,9 +80,12 @@ class ConsumerLoop(Generic[D]):
         self.topics = sorted({EVENT_TYPES[t].topic.name for t in (*handlers, *self.appliers)})
         self.started = asyncio.Event()
         self._positions: dict[TopicPartition, int] = {}
+        self._stop: asyncio.Event | None = None
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Consume until ``stop`` is set; the last batch is finished, never abandoned half-way."""
+        """Consume until ``stop`` is set; the last batch is finished, unless it is waiting to retry a
+        transient failure (a database that is gone): then it is left uncommitted, to be redelivered."""
+        self._stop = stop
         producer = make_producer(self.bootstrap, f"{self.name}-dlq")
         await producer.start()
         dead = DeadLetterer(self.name, producer)
@@ -133,7 +136,11 @@ class ConsumerLoop(Generic[D]):
         while not stop.is_set() and not rotated.is_set():
             batches = await consumer.getmany(timeout_ms=200, max_records=self.max_records)
             if batches:
-                await self._process_batch(in_store_order(batches), dead)
+                try:
+                    await self._process_batch(in_store_order(batches), dead)
+                except _Abandoned:
+                    logger.warning("%s: stopping with a batch uncommitted; it will be redelivered", self.name)
+                    return
                 offsets = {tp: rs[-1].offset + 1 for tp, rs in batches.items()}
                 try:
                     await consumer.commit(offsets)
@@ -190,6 +197,8 @@ class ConsumerLoop(Generic[D]):
                 instruments().retries.add(1, {"consumer": self.name, "kind": "transient"})
                 logger.warning("%s: transient failure (attempt %d), retrying batch of %d: %r",
                                self.name, attempt, len(records), exc)
+                if self._stop is not None and self._stop.is_set():
+                    raise _Abandoned from exc
                 await self.policy.sleep(attempt)
 
     async def _fast_path(self, conn: AsyncConnection[Any], records: list[Record]) -> None:
@@ -306,6 +315,10 @@ async def _processed(conn: AsyncConnection[Any], consumer: str, ids: list[Any]) 
         (consumer, ids),
     )
     return {row[0] for row in await cur.fetchall()}
+
+
+class _Abandoned(Exception):
+    """A batch given up because the loop is stopping; nothing of it was committed."""
 
 
 def in_store_order(batches: Mapping[TopicPartition, list[Record]]) -> list[Record]:
