@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
+from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
@@ -67,20 +69,31 @@ async def test_observation_events_become_memories_once_and_repeats_are_suppresse
     assert got == ["the stove is idle", "Isabella is planning a party", "the stove is burning"]
 
 
+@contextlib.asynccontextmanager
+async def batching_memory_consumer(
+    pool: AsyncConnectionPool, bootstrap: str
+) -> AsyncIterator[HashingEmbedder]:
+    """The relay and a MemoryConsumerLoop on a counting embedder, started; yields the embedder."""
+    inner = HashingEmbedder(16)
+    deps = MemoryDeps(embedder=PrefetchingEmbedder(inner), rater=FakeImportanceRater())
+    stop = asyncio.Event()
+    loop = MemoryConsumerLoop(f"memory-{uuid.uuid4().hex[:8]}", HANDLERS, deps, pool=pool,
+                              bootstrap=bootstrap)
+    tasks = [asyncio.create_task(OutboxRelay(pool, bootstrap).run(stop)), asyncio.create_task(loop.run(stop))]
+    try:
+        await asyncio.wait_for(loop.started.wait(), 60)
+        yield inner
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+
+
 async def test_the_memory_consumer_embeds_a_polls_observations_in_one_model_call(
     pool: AsyncConnectionPool, broker: BrokerForTests
 ) -> None:
     npc = new_npc()
-    inner = HashingEmbedder(16)
-    deps = MemoryDeps(embedder=PrefetchingEmbedder(inner), rater=FakeImportanceRater())
     texts = [f"Klaus is reading page {i} of his book" for i in range(30)]
-    stop = asyncio.Event()
-    loop = MemoryConsumerLoop(f"memory-{uuid.uuid4().hex[:8]}", HANDLERS, deps, pool=pool,
-                              bootstrap=broker.bootstrap)
-    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
-             asyncio.create_task(loop.run(stop))]
-    try:
-        await asyncio.wait_for(loop.started.wait(), 60)
+    async with batching_memory_consumer(pool, broker.bootstrap) as inner:
         async with pool.connection() as conn, conn.transaction():
             seen = [envelope(ObservationMade(description=t), npc, T0 + timedelta(minutes=i))
                     for i, t in enumerate(texts)]
@@ -93,9 +106,6 @@ async def test_the_memory_consumer_embeds_a_polls_observations_in_one_model_call
             return int(row[0]) if row else 0
 
         await eventually(stored, lambda n: n == len(texts), timeout=60)
-    finally:
-        stop.set()
-        await asyncio.gather(*tasks)
     # Other tests' events share the topics, so a poll may hold more; never one model call per event.
     assert inner.calls < len(texts) // 3
 
@@ -104,21 +114,13 @@ async def test_a_polls_chat_replies_are_embedded_at_once_and_quote_the_npcs_name
     pool: AsyncConnectionPool, broker: BrokerForTests
 ) -> None:
     npc = new_npc()
-    inner = HashingEmbedder(16)
-    deps = MemoryDeps(embedder=PrefetchingEmbedder(inner), rater=FakeImportanceRater())
-    stop = asyncio.Event()
-    loop = MemoryConsumerLoop(f"memory-{uuid.uuid4().hex[:8]}", HANDLERS, deps, pool=pool,
-                              bootstrap=broker.bootstrap)
-    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
-             asyncio.create_task(loop.run(stop))]
 
     async def texts() -> list[str]:
         async with pool.connection() as conn:
             cur = await conn.execute("SELECT description FROM memories WHERE npc_id = %s", (npc.npc_id,))
             return [r[0] for r in await cur.fetchall()]
 
-    try:
-        await asyncio.wait_for(loop.started.wait(), 60)
+    async with batching_memory_consumer(pool, broker.bootstrap) as inner:
         created = NpcCreated(npc_id=npc.npc_id, name="Isabella", seed="Isabella runs the cafe")
         async with pool.connection() as conn, conn.transaction():
             await UnitOfWork(conn, EventStore()).append(f"npc:{npc.npc_id}", [envelope(created, npc, T0)])
@@ -132,9 +134,6 @@ async def test_a_polls_chat_replies_are_embedded_at_once_and_quote_the_npcs_name
         async with pool.connection() as conn, conn.transaction():
             await UnitOfWork(conn, EventStore()).append(f"chat:{npc.npc_id}", replies)
         stored = await eventually(texts, lambda t: len(t) == 31, timeout=60)
-    finally:
-        stop.set()
-        await asyncio.gather(*tasks)
     assert 'Isabella replied to a player (p1): "Hello there 0"' in stored
     assert 'A player (p1) said to Isabella: "Hi Isabella 0"' in stored
     assert inner.calls - before < 5, "a poll's replies are embedded together, before its transaction"
