@@ -25,6 +25,7 @@ from npcworld.contracts import (
 from npcworld.contracts.planning import ConversationRequested
 from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
+from npcworld.messaging import Prepare
 from npcworld.stepping import steps
 from services.dialogue.conversations import close_conversation, open_conversation, speak_next
 from services.dialogue.deps import DialogueDeps
@@ -33,6 +34,7 @@ from services.dialogue.speaking import Reply, Scene, reply_to_player
 
 __all__ = [
     "HANDLERS",
+    "PREPARE",
     "on_clock_changed",
     "on_conversation_requested",
     "on_inner_voice_given",
@@ -158,7 +160,10 @@ async def prepare_replies(events: list[Envelope], deps: DialogueDeps, pool: Asyn
                 deps, scene, said.text, interview=said.mode == "interview"
             )
 
-    await asyncio.gather(*(one(e) for e in events if e.type == "PlayerSpoke"))
+    await asyncio.gather(*(one(e) for e in events))
+
+
+PREPARE = Prepare(frozenset({"PlayerSpoke"}), prepare_replies)
 
 
 async def on_player_spoke(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:

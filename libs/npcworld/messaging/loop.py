@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -31,9 +32,17 @@ logger = logging.getLogger(__name__)
 
 D = TypeVar("D")
 Handler = Callable[[Envelope, UnitOfWork, D], Awaitable[None]]
-# Work a service can do for a whole poll before its transaction opens (slow calls, done concurrently);
-# the handlers then pick the results up. Only an optimisation: a handler must still work without it.
-Prepare = Callable[[list[Envelope], D, AsyncConnectionPool], Awaitable[None]]
+PrepareFn = Callable[[list[Envelope], D, AsyncConnectionPool], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Prepare(Generic[D]):
+    """Work a service does for a poll's events of ``types`` before its transaction opens (slow calls, done
+    concurrently); the handlers then pick the results up. Only an optimisation: a handler must still work
+    without it. Polls with none of these types cost nothing extra."""
+
+    types: frozenset[str]
+    run: PrepareFn[D]
 Record = ConsumerRecord[bytes, bytes]
 
 
@@ -152,7 +161,7 @@ class ConsumerLoop(Generic[D]):
             self._report_lag(consumer)
 
     async def _prepare(self, records: list[Record]) -> None:
-        """Hand the poll's unprocessed, handled events to ``prepare`` (outside any transaction)."""
+        """Hand the poll's unprocessed events of the prepared types to ``prepare``, outside a transaction."""
         assert self.prepare is not None
         events = []
         for record in records:
@@ -160,14 +169,14 @@ class ConsumerLoop(Generic[D]):
                 envelope = decode_envelope(record.value or b"")
             except PermanentError:
                 continue
-            if envelope.type in self.handlers and envelope.forked_from is None:
+            if envelope.type in self.prepare.types and envelope.forked_from is None:
                 events.append(envelope)
         if not events:
             return
         try:
             async with self.pool.connection() as conn:
                 done = await _processed(conn, self.name, [e.event_id for e in events])
-            await self.prepare([e for e in events if e.event_id not in done], self.deps, self.pool)
+            await self.prepare.run([e for e in events if e.event_id not in done], self.deps, self.pool)
         except Exception:
             logger.warning("%s: preparing a poll of %d events failed; handlers work unprepared",
                            self.name, len(events), exc_info=True)
