@@ -132,24 +132,38 @@ def _pct(values: list[float], q: int) -> float:
 
 
 def _breakdown(database_url: str) -> dict[str, float]:
-    """Median ms from the player's line being created in the gateway to: its commit, the dialogue consumer's
-    transaction start (relay + Kafka + poll), the reply created (retrieval + LLM) and committed."""
+    """Median ms from the player's line being created in the gateway to: its commit; the memory service's
+    retrieval for the reply recorded (relay, Kafka, the dialogue consumer's poll, the scene read, the HTTP
+    call, the query embedded and ranked); the LLM call recorded; the dialogue consumer's transaction start;
+    the reply created and committed."""
     with psycopg.connect(database_url) as conn:
         rows = conn.execute(
             """SELECT extract(epoch FROM pg_xact_commit_timestamp(p.xmin) - p.recorded_at) * 1000,
+                      extract(epoch FROM m.recorded_at - p.recorded_at) * 1000,
+                      extract(epoch FROM l.created_at - p.recorded_at) * 1000,
                       extract(epoch FROM d.processed_at - p.recorded_at) * 1000,
                       extract(epoch FROM r.recorded_at - p.recorded_at) * 1000,
                       extract(epoch FROM pg_xact_commit_timestamp(r.xmin) - p.recorded_at) * 1000
                FROM events p JOIN events r ON r.causation_id = p.event_id AND r.type = 'NpcReplied'
                JOIN processed_events d ON d.event_id = p.event_id AND d.consumer = 'dialogue'
+               CROSS JOIN LATERAL (
+                   SELECT min(a.recorded_at) AS recorded_at FROM events a
+                   WHERE a.type = 'MemoriesAccessed' AND a.world_id = p.world_id AND a.npc_id = p.npc_id
+                     AND a.recorded_at >= p.recorded_at AND a.payload->>'query' = p.payload->>'text') m
+               CROSS JOIN LATERAL (
+                   SELECT min(c.created_at) AS created_at FROM llm_calls c
+                   WHERE c.prompt_kind = 'player_reply' AND c.world_id = p.world_id AND c.npc_id = p.npc_id
+                     AND c.created_at >= p.recorded_at) l
                WHERE p.type = 'PlayerSpoke'"""
         ).fetchall()
         llm = conn.execute(
             "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) FROM llm_calls "
             "WHERE prompt_kind = 'player_reply'"
         ).fetchone()
-    names = ("committed", "consumer_started", "reply_created", "reply_committed")
-    out = {n: statistics.median(float(r[k]) for r in rows) for k, n in enumerate(names)}
+    names = ("committed", "retrieved", "llm_recorded", "consumer_started", "reply_created", "reply_committed")
+    out = {
+        n: statistics.median(float(r[k]) for r in rows if r[k] is not None) for k, n in enumerate(names)
+    }
     out["llm_call"] = float(llm[0]) if llm and llm[0] is not None else float("nan")
     return out
 

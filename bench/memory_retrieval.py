@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -25,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg import sql
 
 from npcworld.contracts import Envelope, ObservationMade
 from npcworld.db import apply_migrations
@@ -167,12 +170,44 @@ async def measure(
                 elif i >= args.warmup + args.queries and stream.memory_count > settings.exact_scan_max:
                     want = await rank(conn, exact, stream, q, now=NOW, weights=RetrievalWeights(), k=10)
                     recalls.append(len({s.memory_id for s in got} & {s.memory_id for s in want}) / len(want))
+        if args.explain:
+            await _explain(conn, deps, stream, q)
     return {
         "p50": statistics.median(times),
         "p95": percentile(times, 0.95),
         "recall": statistics.mean(recalls) if recalls else 1.0,
         "cpu": 1000 * cpu / len(times),
     }
+
+
+class _Explaining:
+    """A connection that runs EXPLAIN (ANALYZE, BUFFERS) of every SELECT before running it for real, so one
+    ranking prints the plan, timings and buffer counts of each statement it sends."""
+
+    def __init__(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        self.conn, self.plans = conn, list[str]()
+
+    def pipeline(self) -> contextlib.AbstractAsyncContextManager[None]:
+        return contextlib.nullcontext()  # type: ignore[return-value]  # one statement at a time here
+
+    async def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
+        text = query if isinstance(query, str) else query.as_string(self.conn)
+        if text.lstrip().upper().startswith(("SELECT", "WITH")):
+            explain = sql.SQL("EXPLAIN (ANALYZE, BUFFERS) ") + sql.SQL(text)  # type: ignore[arg-type]
+            rows = await (await self.conn.execute(explain, params, prepare=False)).fetchall()
+            self.plans.append("\n".join(r[0] for r in rows))
+        return await self.conn.execute(query, params, **kwargs)
+
+
+async def _explain(
+    conn: psycopg.AsyncConnection[Any], deps: MemoryDeps, stream: Any, q: npt.NDArray[np.float32]
+) -> None:
+    explaining = _Explaining(conn)
+    async with conn.transaction():
+        await rank(explaining, deps, stream, q, now=NOW, weights=RetrievalWeights(), k=10)  # type: ignore[arg-type]
+    print(f"plans of one ranking, NPC with {stream.memory_count} memories:")
+    for plan in explaining.plans:
+        print("    " + re.sub(r"'\[[^\]]*\]'", "'[...]'", plan).replace("\n", "\n    "))
 
 
 def _cpu_seconds(backend_pid: int) -> float:
@@ -257,6 +292,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="measure each NPC this many times")
     parser.add_argument("--filler", type=int, default=9_999, help="memories per NPC filling the table")
     parser.add_argument("--warmup", type=int, default=50, help="queries per NPC before measuring")
+    parser.add_argument("--explain", action="store_true",
+                        help="after measuring each NPC, print the plans (with buffers) of one more ranking")
     args = parser.parse_args()
     pgdata = Path(tempfile.mkdtemp(prefix="npcworld-bench-")) / "pgdata"
     url = args.database_url or start_postgres(pgdata)
