@@ -56,6 +56,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         with contextlib.suppress(asyncio.CancelledError):
             await purge
         await app.state.notifier.stop()
+        waiter = getattr(app.state, "reply_waiter", None)
+        if waiter is not None:
+            await waiter.close()
         await app.state.pool.close()
 
     app = FastAPI(title="npcworld", version="1", lifespan=lifespan, description=_DESCRIPTION)

@@ -19,12 +19,14 @@ logger = logging.getLogger(__name__)
 
 
 def make_producer(bootstrap: str, client_id: str) -> AIOKafkaProducer:
-    """A producer that waits for every replica and batches for a few milliseconds."""
+    """A producer that waits for every replica and sends at once: what it is handed together (the relay
+    sends a drained batch before it waits for any of it) still goes out together, and a lone event does
+    not wait a linger time (2 ms here was half of the relay's time per chat line)."""
     return AIOKafkaProducer(
         bootstrap_servers=bootstrap,
         client_id=client_id,
         acks="all",
-        linger_ms=2,
+        linger_ms=0,
         max_batch_size=256 * 1024,
         request_timeout_ms=15000,
     )
