@@ -10,7 +10,9 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-async def eventually(probe: Callable[[], Awaitable[T]], until: Callable[[T], bool], timeout: float = 60.0) -> T:
+async def eventually(
+    probe: Callable[[], Awaitable[T]], until: Callable[[T], bool], timeout: float = 60.0
+) -> T:
     """Call ``probe`` until ``until(result)`` holds; fail with the last result after ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:

@@ -20,7 +20,9 @@ from npcworld.errors import NpcworldError
 __all__ = ["SERVICES", "main"]
 
 # Services whose read model `npcworld replay` can rebuild: every package with a handlers module.
-SERVICES = tuple(sorted(p.parent.name for p in Path(__file__).resolve().parents[2].glob("services/*/handlers.py")))
+SERVICES = tuple(
+    sorted(p.parent.name for p in Path(__file__).resolve().parents[2].glob("services/*/handlers.py"))
+)
 
 
 def _home(ctx: click.Context) -> Path:
@@ -191,7 +193,8 @@ def tenant_create(name: str, scopes: tuple[str, ...]) -> None:
 @tenant.command("add-key")
 @click.argument("tenant_id")
 @click.option("--name", default="cli", show_default=True)
-@click.option("--scope", "scopes", type=_SCOPES, multiple=True, required=True, help="Repeat for several scopes.")
+@click.option("--scope", "scopes", type=_SCOPES, multiple=True, required=True,
+              help="Repeat for several scopes.")
 def tenant_add_key(tenant_id: str, name: str, scopes: tuple[str, ...]) -> None:
     """Create another API key for an existing tenant."""
 
@@ -212,7 +215,8 @@ def contracts(check: bool, out: Path) -> None:
     from services.gateway.api import create_app
 
     files = render_contracts(create_app().openapi())
-    stale = [name for name, text in files.items() if not (out / name).exists() or (out / name).read_text() != text]
+    stale = [name for name, text in files.items()
+             if not (out / name).exists() or (out / name).read_text() != text]
     if check:
         if stale:
             raise click.ClickException("contracts/ is out of date: " + ", ".join(sorted(stale)))
@@ -243,7 +247,8 @@ def run(ctx: click.Context, port: int, no_demo: bool) -> None:
 @click.option("--step-seconds", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), default=Path("simulation-out"), show_default=True,
               help="Directory for report.json, report.md and the run's private stack.")
-@click.option("--only", default="", help="Comma-separated services to run (default: all), e.g. for profiling.")
+@click.option("--only", default="",
+              help="Comma-separated services to run (default: all), e.g. for profiling.")
 @click.option("--rotate-events", type=click.IntRange(min=0), default=DEFAULT_ROTATE_EVENTS, show_default=True,
               help="Replace the embedded broker with an empty one after this many events (0: never); "
                    "its memory storage slows down as it fills.")

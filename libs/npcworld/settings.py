@@ -46,10 +46,14 @@ def resolve_endpoints(settings: CommonSettings) -> StackEndpoints:
         return StackEndpoints(db, kafka, embedded=False)
     state_file = settings.npcworld_home / "stack.json"
     if not state_file.exists():
-        missing = " and ".join(n for n, v in (("DATABASE_URL", db), ("KAFKA_BOOTSTRAP_SERVERS", kafka)) if not v)
+        missing = " and ".join(
+            n for n, v in (("DATABASE_URL", db), ("KAFKA_BOOTSTRAP_SERVERS", kafka)) if not v
+        )
         raise ConfigError(
             f"{missing} not set and no embedded stack in {settings.npcworld_home}: "
             "start one with `npcworld up` or set the variable"
         )
     state = json.loads(state_file.read_text())
-    return StackEndpoints(db or state["database_url"], kafka or state["kafka_bootstrap_servers"], embedded=True)
+    return StackEndpoints(
+        db or state["database_url"], kafka or state["kafka_bootstrap_servers"], embedded=True
+    )

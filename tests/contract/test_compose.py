@@ -27,7 +27,9 @@ SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
 # Every service with a consumer entrypoint gets a container, and no container names a service that
 # does not exist; a Celery worker joins for every service with tasks.
 CONSUMER_SERVICES = tuple(sorted(p.parent.name for p in (ROOT / "services").glob("*/consumer.py")))
-WORKERS = tuple(sorted(f"{p.parent.name.replace('_', '-')}-worker" for p in (ROOT / "services").glob("*/tasks.py")))
+WORKERS = tuple(
+    sorted(f"{p.parent.name.replace('_', '-')}-worker" for p in (ROOT / "services").glob("*/tasks.py"))
+)
 EXPECTED_NPCWORLD = {
     "migrate", "relay", "gateway", *WORKERS, *(svc.replace("_", "-") for svc in CONSUMER_SERVICES)
 }

@@ -25,7 +25,9 @@ def test_generated_contracts_match_the_code() -> None:
         (CONTRACTS / n).exists() for n in files) else sorted(n for n in files if not (CONTRACTS / n).exists())
     assert not stale, f"run `npcworld contracts` to regenerate: {stale}"
     on_disk = {str(p.relative_to(CONTRACTS)) for p in CONTRACTS.rglob("*") if p.is_file()}
-    assert on_disk == set(files), f"files in contracts/ that the code no longer generates: {on_disk - set(files)}"
+    assert on_disk == set(files), (
+        f"files in contracts/ that the code no longer generates: {on_disk - set(files)}"
+    )
 
 
 

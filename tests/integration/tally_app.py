@@ -67,7 +67,9 @@ async def prepare(database_url: str) -> None:
         await conn.execute(TALLY_DDL)
 
 
-def make_loop(pool, bootstrap: str, group: str, delay: float = 0.0, heartbeat: float = 2.0) -> ConsumerLoop[TallyDeps]:  # type: ignore[no-untyped-def]
+def make_loop(  # type: ignore[no-untyped-def]
+    pool, bootstrap: str, group: str, delay: float = 0.0, heartbeat: float = 2.0
+) -> ConsumerLoop[TallyDeps]:
     return ConsumerLoop(
         group, HANDLERS, TallyDeps(delay), pool=pool, bootstrap=bootstrap,
         policy=RetryPolicy(handler_attempts=2, base_delay=0.01, max_delay=0.1), max_records=50,

@@ -84,7 +84,8 @@ async def test_a_consumer_killed_mid_batch_loses_nothing_and_applies_nothing_twi
         await tally_app.append_observations(conn, uuid.uuid4().hex, texts)
     stop = asyncio.Event()
     consumer_group = group()
-    cmd = [sys.executable, "-m", "tests.integration.tally_app", database_url, broker.bootstrap, consumer_group, "0.01"]
+    cmd = [sys.executable, "-m", "tests.integration.tally_app", database_url, broker.bootstrap,
+           consumer_group, "0.01"]
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
     async with running(OutboxRelay(tally_db, broker.bootstrap).run(stop), stop=stop):
         proc = subprocess.Popen(cmd, env=env)
@@ -95,7 +96,7 @@ async def test_a_consumer_killed_mid_batch_loses_nothing_and_applies_nothing_twi
             proc.wait()
         partial = len(await effects(tally_db, npc))
         assert partial < 200, "the consumer finished before it could be killed"
-        proc = subprocess.Popen(cmd[:-1] + ["0"], env=env)
+        proc = subprocess.Popen([*cmd[:-1], "0"], env=env)
         try:
             await eventually(lambda: effects(tally_db, npc), lambda rows: len(rows) >= 200, timeout=90)
             await asyncio.sleep(0.5)  # any duplicate would land now
@@ -225,7 +226,9 @@ async def test_a_poison_event_is_dead_lettered_with_its_reason_while_later_event
     assert len(dlq) >= 3 and all("x-dlq-reason" in h for h in dlq)
 
 
-async def test_an_append_at_a_stale_version_is_rejected_not_overwritten(tally_db: AsyncConnectionPool) -> None:
+async def test_an_append_at_a_stale_version_is_rejected_not_overwritten(
+    tally_db: AsyncConnectionPool
+) -> None:
     store, world, npc = EventStore(), uuid.uuid4().hex, "occ"
     stream = f"npc-{world}"
     async with tally_db.connection() as conn, conn.transaction():
@@ -235,12 +238,16 @@ async def test_an_append_at_a_stale_version_is_rejected_not_overwritten(tally_db
             await store.append(a, stream, [tally_app.observation(world, npc, "writer a")], expected_version=1)
         with pytest.raises(ConcurrencyError, match="expected version 1, but it is at 2"):
             async with b.transaction():
-                await store.append(b, stream, [tally_app.observation(world, npc, "writer b")], expected_version=1)
+                await store.append(
+                    b, stream, [tally_app.observation(world, npc, "writer b")], expected_version=1
+                )
         events = await store.read_stream(a, stream)
     assert [e.envelope.payload.description for e in events] == ["v1", "writer a"]  # type: ignore[attr-defined]
 
 
-async def test_concurrent_appends_to_one_stream_version_let_exactly_one_win(tally_db: AsyncConnectionPool) -> None:
+async def test_concurrent_appends_to_one_stream_version_let_exactly_one_win(
+    tally_db: AsyncConnectionPool
+) -> None:
     store, world = EventStore(), uuid.uuid4().hex
     stream = f"npc-{world}"
 
@@ -248,7 +255,9 @@ async def test_concurrent_appends_to_one_stream_version_let_exactly_one_win(tall
         async with tally_db.connection() as conn:
             try:
                 async with conn.transaction():
-                    await store.append(conn, stream, [tally_app.observation(world, "x", name)], expected_version=0)
+                    await store.append(
+                        conn, stream, [tally_app.observation(world, "x", name)], expected_version=0
+                    )
                     await asyncio.sleep(0.2)  # hold the transaction so the two overlap
             except ConcurrencyError:
                 return "lost"
@@ -267,12 +276,15 @@ async def test_the_relay_never_skips_an_event_whose_transaction_commits_late(
     await producer.start()
     store = EventStore()
     try:
-        async with tally_db.connection() as early:
-            async with early.transaction():
-                await store.append(early, f"s-{npc}-1", [tally_app.observation(world, npc, "early seq, commits last")])
-                async with tally_db.connection() as late:
-                    await tally_app.append_observations(late, world, [(npc, "later seq, commits first")])
-                assert await relay.drain_once(producer) == 0, "a later sequence must wait for the open transaction"
+        async with tally_db.connection() as early, early.transaction():
+            await store.append(
+                early, f"s-{npc}-1", [tally_app.observation(world, npc, "early seq, commits last")]
+            )
+            async with tally_db.connection() as late:
+                await tally_app.append_observations(late, world, [(npc, "later seq, commits first")])
+            assert await relay.drain_once(producer) == 0, (
+                "a later sequence must wait for the open transaction"
+            )
         assert await relay.drain_once(producer) == 2
     finally:
         await producer.stop()

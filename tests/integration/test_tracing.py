@@ -32,7 +32,9 @@ async def test_the_consumer_span_continues_the_trace_of_the_request_that_appende
             await tally_app.append_observations(conn, world, [(npc, "traced")])
     trace_id = request_span.get_span_context().trace_id
     async with pool.connection() as conn:
-        row = await (await conn.execute("SELECT event_id::text FROM events WHERE npc_id = %s", (npc,))).fetchone()
+        row = await (
+            await conn.execute("SELECT event_id::text FROM events WHERE npc_id = %s", (npc,))
+        ).fetchone()
     assert row is not None
     event_id = row[0]
     consumer = f"trace-{uuid.uuid4().hex[:6]}"
@@ -43,7 +45,8 @@ async def test_the_consumer_span_continues_the_trace_of_the_request_that_appende
     def consumer_spans() -> list[object]:
         # The shared broker also carries other tests' events: pick the span of ours.
         return [s for s in exporter.get_finished_spans()
-                if s.name == f"{consumer} ObservationMade" and (s.attributes or {}).get("npcworld.event_id") == event_id]
+                if s.name == f"{consumer} ObservationMade"
+                and (s.attributes or {}).get("npcworld.event_id") == event_id]
 
     async def probe() -> list[object]:
         return consumer_spans()

@@ -39,7 +39,8 @@ class Envelope(BaseModel):
     causation_id: uuid.UUID | None = None
     correlation_id: uuid.UUID
     forked_from: uuid.UUID | None = Field(
-        default=None, description="set on copies made by a world fork: projections apply them, reactions skip them"
+        default=None,
+        description="set on copies made by a world fork: projections apply them, reactions skip them",
     )
     trace: TraceContext = TraceContext()
     payload: SerializeAsAny[EventPayload]

@@ -10,7 +10,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from npcworld.contracts.base import EventPayload
 from npcworld.contracts.topics import PLANNING, Topic
 
-__all__ = ["ActionDecided", "ConversationRequested", "DayPlanned", "ObjectStateChange", "PlanItem", "PlanRevised"]
+__all__ = [
+    "ActionDecided",
+    "ConversationRequested",
+    "DayPlanned",
+    "ObjectStateChange",
+    "PlanItem",
+    "PlanRevised",
+]
 
 
 class ObjectStateChange(BaseModel):
@@ -65,7 +72,9 @@ class DayPlanned(EventPayload):
     day: date
     outline: tuple[PlanItem, ...] = Field(min_length=1)
     items: tuple[PlanItem, ...] = Field(min_length=1)
-    goals: tuple[str, ...] = Field(default=(), description="goals the plan was made with (inner voice, promises)")
+    goals: tuple[str, ...] = Field(
+        default=(), description="goals the plan was made with (inner voice, promises)"
+    )
     fallbacks: tuple[str, ...] = ()
 
 
@@ -81,12 +90,14 @@ class PlanRevised(EventPayload):
     from_time: datetime
     items: tuple[PlanItem, ...] = Field(min_length=1)
     reason: str = Field(min_length=1, max_length=2000)
-    reaction_to: str | None = Field(default=None, description="event id of the event that caused the revision")
+    reaction_to: str | None = Field(
+        default=None, description="event id of the event that caused the revision"
+    )
     fallbacks: tuple[str, ...] = ()
 
 
 class ConversationRequested(EventPayload):
-    """The envelope's NPC decided to talk to ``target_npc_id`` (a reaction); dialogue runs the conversation."""
+    """The envelope's NPC decided (a reaction) to talk to ``target_npc_id``; dialogue runs it."""
 
     event_type: ClassVar[str] = "ConversationRequested"
     topic: ClassVar[Topic] = PLANNING

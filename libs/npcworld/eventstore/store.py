@@ -27,7 +27,10 @@ SELECT * FROM unnest(%s::uuid[], %s::text[], %s::int[], %s::text[], %s::int[], %
                      %s::uuid[], %s::jsonb[], %s::jsonb[])
 RETURNING seq
 """
-_INSERT_OUTBOX = "INSERT INTO outbox (seq, topic, key) SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[])"
+_INSERT_OUTBOX = (
+    "INSERT INTO outbox (seq, topic, key) "
+    "SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[])"
+)
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,9 @@ class EventStore:
                     (seqs, [e.payload.topic.name for e in events], [e.key for e in events]),
                 )
         except errors.UniqueViolation as exc:
-            raise ConcurrencyError(stream_id, current if expected_version is None else expected_version) from exc
+            raise ConcurrencyError(
+                stream_id, current if expected_version is None else expected_version
+            ) from exc
         return seqs
 
     async def stream_version(self, conn: AsyncConnection[Any], stream_id: str) -> int:

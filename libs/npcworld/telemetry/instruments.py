@@ -21,7 +21,9 @@ class Instruments:
             "npcworld.events.duplicates", unit="{event}", description="redelivered events skipped"
         )
         self.dead_letters = meter.create_counter(
-            "npcworld.events.dead_lettered", unit="{event}", description="events sent to the dead-letter topic"
+            "npcworld.events.dead_lettered",
+            unit="{event}",
+            description="events sent to the dead-letter topic",
         )
         self.retries = meter.create_counter(
             "npcworld.events.retries", unit="{attempt}", description="handler retries after a failure"
