@@ -63,7 +63,8 @@ class RankingQueries:
         """First phase of the index path, pipelined (one round trip): importance and access ranges, the
         ``plan.limit`` most relevant memories via HNSW, the least relevant one, and the ``plan.prior_top``
         best by importance + recency, each with its exact cosine to ``query``. Runs in the caller's
-        transaction, whose planner and HNSW settings it changes until ``restore_settings``.
+        transaction, whose planner and HNSW settings it changes until ``restore_settings`` (custom plans stay
+        on for the rest of the transaction).
 
         A large stream has an index of its own, searched plainly. Otherwise the shared index is searched with
         pgvector's iterative scan, which keeps reading the graph until enough rows pass the per-NPC filter.
