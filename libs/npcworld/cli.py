@@ -231,12 +231,15 @@ def contracts(check: bool, out: Path) -> None:
 @main.command()
 @click.option("--port", default=8000, show_default=True, help="Gateway HTTP port.")
 @click.option("--no-demo", is_flag=True, help="Start the empty backend without the demo world.")
+@click.option("--rotate-events", type=click.IntRange(min=0), default=DEFAULT_ROTATE_EVENTS, show_default=True,
+              help="Replace the embedded broker with an empty one after this many events (0: never); "
+                   "its memory storage slows down as it fills.")
 @click.pass_context
-def run(ctx: click.Context, port: int, no_demo: bool) -> None:
+def run(ctx: click.Context, port: int, no_demo: bool, rotate_events: int) -> None:
     """Run the whole backend on the embedded stack until Ctrl-C, showing progress."""
     from npcworld.supervisor import Supervisor
 
-    Supervisor(_home(ctx), port=port, demo=not no_demo).run()
+    Supervisor(_home(ctx), port=port, demo=not no_demo, rotate_events=rotate_events).run()
 
 
 @main.command()

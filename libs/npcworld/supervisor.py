@@ -1,10 +1,13 @@
 """``npcworld run``: the embedded stack plus every service process, supervised until Ctrl-C.
 
 The demo town runs live; its progress (world clock, a few NPC activities, events/s) shows every two seconds.
+The embedded broker is replaced by an empty one every ``rotate_events`` events (see
+``npcworld.embedded.rotation``), so a backend left running for days does not slow down or grow.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -14,10 +17,16 @@ from pathlib import Path
 
 import click
 import psycopg
+from psycopg_pool import AsyncConnectionPool
 
+from npcworld.db import open_pool
 from npcworld.embedded import EmbeddedStack
+from npcworld.embedded.broker import DEFAULT_ROTATE_EVENTS
+from npcworld.embedded.rotation import RotationResult, rotate_broker
 
-__all__ = ["ProcessGroup", "Supervisor", "process_commands"]
+__all__ = ["ProcessGroup", "Supervisor", "process_commands", "rotate_group_broker"]
+
+_ROTATION_RETRY_S = 600.0  # after a failed rotation, carry on with the current broker this long
 
 # Every service package with a consumer entrypoint runs as its own process.
 _ROOT = Path(__file__).resolve().parents[2]
@@ -106,13 +115,35 @@ class ProcessGroup:
                 proc.wait()
 
 
-class Supervisor:
-    """Starts the stack, the relay, the services and the gateway; restarts a crashed child."""
+async def rotate_group_broker(
+    pool: AsyncConnectionPool, stack: EmbeddedStack, group: ProcessGroup
+) -> RotationResult:
+    """Replace ``stack``'s broker with an empty one under the running ``group`` (its relay is stopped and
+    started again; its consumer loops park and resume by themselves)."""
+    async def restart_broker() -> None:
+        await asyncio.to_thread(stack.restart_broker)
 
-    def __init__(self, home: Path, *, port: int, demo: bool) -> None:
+    return await rotate_broker(
+        pool,
+        f"127.0.0.1:{stack.kafka_port}",
+        stop_relay=lambda: asyncio.to_thread(group.stop_one, "relay"),
+        restart_broker=restart_broker,
+        start_relay=lambda: asyncio.to_thread(group.start_one, "relay"),
+    )
+
+
+class Supervisor:
+    """Starts the stack, the relay, the services and the gateway; restarts a crashed child; rotates the
+    embedded broker every ``rotate_events`` events (0: never)."""
+
+    def __init__(
+        self, home: Path, *, port: int, demo: bool, rotate_events: int = DEFAULT_ROTATE_EVENTS
+    ) -> None:
         self.home = home
         self.port = port
         self.demo = demo
+        self.rotate_events = rotate_events
+        self._next_rotation_try = 0.0
 
     def run(self) -> None:
         stack = EmbeddedStack(self.home)
@@ -153,9 +184,45 @@ class Supervisor:
             if self.demo:
                 click.echo(_world_progress(state.database_url, first=rotation))
                 rotation += 3
+            if not stopping and self._rotation_due(state.database_url, seq):
+                self._rotate(state.database_url, stack, group)
         group.stop()
         stack.down()
         click.echo("stopped")
+
+
+    def _rotation_due(self, database_url: str, seq: int) -> bool:
+        if self.rotate_events <= 0 or time.monotonic() < self._next_rotation_try:
+            return False
+        return seq - _last_checkpoint(database_url) >= self.rotate_events
+
+    def _rotate(self, database_url: str, stack: EmbeddedStack, group: ProcessGroup) -> None:
+        click.echo(f"[{time.strftime('%H:%M:%S')}] replacing the embedded broker with an empty one "
+                   f"(every {self.rotate_events} events; every event stays in PostgreSQL)")
+
+        async def once() -> RotationResult:
+            pool = await open_pool(database_url, max_size=2, name="rotation")
+            try:
+                return await rotate_group_broker(pool, stack, group)
+            finally:
+                await pool.close()
+
+        try:
+            result = asyncio.run(once())
+        except Exception as exc:  # the backend keeps running on the current broker; tried again later
+            self._next_rotation_try = time.monotonic() + _ROTATION_RETRY_S
+            click.echo(f"broker rotation failed ({exc!r}); trying again in {_ROTATION_RETRY_S / 60:.0f} min")
+            return
+        click.echo(f"[{time.strftime('%H:%M:%S')}] broker generation {result.generation} is live "
+                   f"(checkpoint seq {result.checkpoint_seq}, {result.seconds:.1f} s)")
+
+
+def _last_checkpoint(database_url: str) -> int:
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "SELECT checkpoint_seq FROM broker_generations ORDER BY generation DESC LIMIT 1"
+        ).fetchone()
+    return int(row[0]) if row else 0
 
 
 def _event_count(database_url: str) -> int:

@@ -23,12 +23,12 @@ from npcworld.contracts import ClockChanged, Envelope, EventPayload, WorldCreate
 from npcworld.db import open_pool
 from npcworld.embedded import EmbeddedStack
 from npcworld.embedded.broker import DEFAULT_ROTATE_EVENTS
-from npcworld.embedded.rotation import BrokerRotation, rotate_broker
+from npcworld.embedded.rotation import BrokerRotation
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.fork import world_stream
 from npcworld.simulation.eventlog import read_facts
 from npcworld.simulation.report import build_report, to_markdown
-from npcworld.supervisor import SERVICE_MODULES, ProcessGroup, process_commands
+from npcworld.supervisor import SERVICE_MODULES, ProcessGroup, process_commands, rotate_group_broker
 from npcworld.templates import load_template
 
 __all__ = ["SimulationConfig", "run_simulation"]
@@ -187,14 +187,7 @@ async def _simulate(
 
 
 async def _rotate(pool: Any, stack: EmbeddedStack, group: ProcessGroup, rotation: BrokerRotation) -> None:
-    result = await rotate_broker(
-        pool,
-        f"127.0.0.1:{stack.kafka_port}",
-        stop_relay=lambda: asyncio.to_thread(group.stop_one, "relay"),
-        restart_broker=lambda: asyncio.to_thread(stack.restart_broker),
-        start_relay=lambda: asyncio.to_thread(group.start_one, "relay"),
-    )
-    rotation.rotations.append(result)
+    rotation.rotations.append(await rotate_group_broker(pool, stack, group))
 
 
 async def _settle(pool: Any, probe: Any, world: str) -> None:
