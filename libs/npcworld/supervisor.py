@@ -22,7 +22,7 @@ from psycopg_pool import AsyncConnectionPool
 from npcworld.db import open_pool
 from npcworld.embedded import EmbeddedStack
 from npcworld.embedded.broker import DEFAULT_ROTATE_EVENTS
-from npcworld.embedded.rotation import RotationResult, rotate_broker
+from npcworld.embedded.rotation import PROGRESS_SQL, RotationResult, rotate_broker, rotation_due
 
 __all__ = ["ProcessGroup", "Supervisor", "process_commands", "rotate_group_broker"]
 
@@ -166,7 +166,7 @@ class Supervisor:
 
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
-        last_seq, last_t = _event_count(state.database_url), time.monotonic()
+        (last_seq, _), last_t = _progress(state.database_url), time.monotonic()
         rotation = 0
         while not stopping:
             time.sleep(2)
@@ -174,7 +174,7 @@ class Supervisor:
                 break
             for name in group.restart_crashed():
                 click.echo(f"{name} exited; restarted (see {logs}/{name}.log)")
-            seq, now = _event_count(state.database_url), time.monotonic()
+            (seq, checkpoint), now = _progress(state.database_url), time.monotonic()
             rate = (seq - last_seq) / (now - last_t)
             last_seq, last_t = seq, now
             click.echo(
@@ -184,17 +184,14 @@ class Supervisor:
             if self.demo:
                 click.echo(_world_progress(state.database_url, first=rotation))
                 rotation += 3
-            if not stopping and self._rotation_due(state.database_url, seq):
+            if not stopping and time.monotonic() >= self._next_rotation_try and rotation_due(
+                seq, checkpoint, self.rotate_events
+            ):
                 self._rotate(state.database_url, stack, group)
         group.stop()
         stack.down()
         click.echo("stopped")
 
-
-    def _rotation_due(self, database_url: str, seq: int) -> bool:
-        if self.rotate_events <= 0 or time.monotonic() < self._next_rotation_try:
-            return False
-        return seq - _last_checkpoint(database_url) >= self.rotate_events
 
     def _rotate(self, database_url: str, stack: EmbeddedStack, group: ProcessGroup) -> None:
         click.echo(f"[{time.strftime('%H:%M:%S')}] replacing the embedded broker with an empty one "
@@ -217,18 +214,11 @@ class Supervisor:
                    f"(checkpoint seq {result.checkpoint_seq}, {result.seconds:.1f} s)")
 
 
-def _last_checkpoint(database_url: str) -> int:
+def _progress(database_url: str) -> tuple[int, int]:
+    """Events stored so far, and the last broker checkpoint's sequence number."""
     with psycopg.connect(database_url) as conn:
-        row = conn.execute(
-            "SELECT checkpoint_seq FROM broker_generations ORDER BY generation DESC LIMIT 1"
-        ).fetchone()
-    return int(row[0]) if row else 0
-
-
-def _event_count(database_url: str) -> int:
-    with psycopg.connect(database_url) as conn:
-        row = conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
-    return int(row[0]) if row else 0
+        row = conn.execute(PROGRESS_SQL).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 def _world_progress(database_url: str, first: int = 0, world_id: str = "brindle-hollow") -> str:

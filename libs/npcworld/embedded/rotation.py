@@ -35,7 +35,7 @@ from psycopg_pool import AsyncConnectionPool
 from npcworld.messaging.heartbeat import LIVE_SECONDS, owed_sql
 from npcworld.messaging.kafka import ensure_topics
 
-__all__ = ["BrokerRotation", "RotationResult", "rotate_broker"]
+__all__ = ["PROGRESS_SQL", "BrokerRotation", "RotationResult", "rotate_broker", "rotation_due"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +43,18 @@ _CHECKPOINT = f"""
 WITH {owed_sql()}
 SELECT count(*) FROM owed
 """
+
+
+# Events stored so far, and the sequence number of the last checkpoint (0 before the first rotation).
+PROGRESS_SQL = (
+    "SELECT (SELECT coalesce(max(seq), 0) FROM events),"
+    " coalesce((SELECT checkpoint_seq FROM broker_generations ORDER BY generation DESC LIMIT 1), 0)"
+)
+
+
+def rotation_due(stored: int, checkpoint: int, every_events: int) -> bool:
+    """Whether ``every_events`` events (0: never) were stored since the last checkpoint."""
+    return every_events > 0 and stored - checkpoint >= every_events
 
 
 @dataclass(frozen=True)
@@ -150,7 +162,6 @@ class BrokerRotation:
     async def due(self, pool: AsyncConnectionPool) -> bool:
         if self.every_events <= 0:
             return False
-        _, since = await _latest(pool)
         async with pool.connection() as conn:
-            row = await (await conn.execute("SELECT coalesce(max(seq), 0) FROM events")).fetchone()
-        return bool(row) and int(row[0]) - since >= self.every_events
+            row = await (await conn.execute(PROGRESS_SQL)).fetchone()
+        return row is not None and rotation_due(int(row[0]), int(row[1]), self.every_events)

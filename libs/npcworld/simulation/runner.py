@@ -156,7 +156,7 @@ async def _simulate(
 
         async def maintain() -> None:
             if await rotation.due(pool):
-                await _rotate(pool, stack, group, rotation)
+                rotation.rotations.append(await rotate_group_broker(pool, stack, group))
 
         await _wait(
             pool,
@@ -184,10 +184,6 @@ async def _simulate(
     report = build_report(facts, load_template(cfg.template).stories, run, wall)
     report["wall"]["broker_rotations"] = len(rotation.rotations)  # how the run went, not what it produced
     return report
-
-
-async def _rotate(pool: Any, stack: EmbeddedStack, group: ProcessGroup, rotation: BrokerRotation) -> None:
-    rotation.rotations.append(await rotate_group_broker(pool, stack, group))
 
 
 async def _settle(pool: Any, probe: Any, world: str) -> None:
