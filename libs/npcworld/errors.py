@@ -8,7 +8,8 @@ NpcworldError
 ├── ValidationError        input rejected; carries the offending field
 ├── TransientError         worth retrying with backoff (connection loss, timeouts, serialization)
 └── PermanentError         retrying cannot help; the event goes to the dead-letter topic
-    └── UnknownEventError  type or schema_version this build does not understand
+    ├── UnknownEventError  type or schema_version this build does not understand
+    └── EgressRefusedError an outgoing request would reach a refused address (see npcworld.egress)
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 __all__ = [
     "ConcurrencyError",
     "ConfigError",
+    "EgressRefusedError",
     "InfraError",
     "NotFoundError",
     "NpcworldError",
@@ -73,3 +75,7 @@ class PermanentError(NpcworldError):
 
 class UnknownEventError(PermanentError):
     """An event type or schema version this build does not know."""
+
+
+class EgressRefusedError(PermanentError):
+    """An outgoing request (a webhook delivery) would reach an address the egress policy refuses."""

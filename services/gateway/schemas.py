@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from services.gateway.fields import Text, ZonedDatetime
+
 __all__ = ["EventOut", "ForkIn", "NpcIn", "NpcOut", "PerceptionIn", "WorldIn", "WorldOut"]
 
 
@@ -15,8 +17,8 @@ class _In(BaseModel):
 
 
 class WorldIn(_In):
-    name: str = Field(min_length=1, max_length=200)
-    start_time: datetime = Field(description="World time at which the world starts (ISO 8601 with zone)")
+    name: Text = Field(min_length=1, max_length=200)
+    start_time: ZonedDatetime = Field(description="World time at which the world starts (ISO 8601 with zone)")
     world_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,100}$")
     template: str | None = Field(
         default=None, max_length=100, description="Built-in template to load (GET /v1/templates lists them)"
@@ -34,9 +36,9 @@ class WorldOut(BaseModel):
 
 class NpcIn(_In):
     npc_id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,100}$")
-    name: str = Field(min_length=1, max_length=200)
+    name: Text = Field(min_length=1, max_length=200)
     age: int | None = Field(default=None, ge=0, le=1000)
-    traits: list[str] = Field(default_factory=list, max_length=20)
+    traits: list[Text] = Field(default_factory=list, max_length=20)
     occupation: str | None = Field(default=None, max_length=200)
     seed: str = Field(
         default="", max_length=10000, description="Persona paragraph; ';' separates seed memories"
@@ -54,16 +56,16 @@ class NpcOut(BaseModel):
 
 
 class PerceptionIn(_In):
-    description: str = Field(min_length=1, max_length=2000)
+    description: Text = Field(min_length=1, max_length=2000)
     subject: str | None = None
     predicate: str | None = None
     object: str | None = None
     location: str | None = None
-    world_time: datetime
+    world_time: ZonedDatetime
 
 
 class ForkIn(_In):
-    at: datetime = Field(description="World time to fork at")
+    at: ZonedDatetime = Field(description="World time to fork at (ISO 8601 with zone)")
     new_world_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,100}$")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from npcworld.egress import AllowHostsSetting, AllowList, parse_allow_list
 from npcworld.settings import CommonSettings
 
 __all__ = ["Settings"]
@@ -30,3 +31,11 @@ class Settings(CommonSettings):
         default=1.0, gt=0, le=60, description="stream poll without NOTIFY"
     )
     gateway_sse_keepalive_seconds: float = Field(default=15.0, gt=0, le=300)
+    webhook_allow_hosts: AllowHostsSetting = Field(
+        default="",
+        description="host names, IPs or CIDRs (comma-separated) webhooks may be registered for despite the"
+        " egress policy (WEBHOOK_ALLOW_HOSTS, read by the dispatcher too): development receivers only",
+    )
+
+    def allow_list(self) -> AllowList:
+        return parse_allow_list(self.webhook_allow_hosts)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from npcworld.egress import AllowHostsSetting, AllowList, parse_allow_list
 from npcworld.settings import CommonSettings
 from services.webhooks.domain import RetryPolicy
 
@@ -20,8 +21,16 @@ class Settings(CommonSettings):
     webhook_poll_seconds: float = Field(default=1.0, gt=0, le=60)
     webhook_concurrency: int = Field(default=16, ge=1, le=500)
     webhook_fanout_batch: int = Field(default=1000, ge=1, le=100000)
+    webhook_allow_hosts: AllowHostsSetting = Field(
+        default="",
+        description="host names, IPs or CIDRs (comma-separated) deliveries may reach despite the egress"
+        " policy: development receivers only; empty = none",
+    )
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(
             self.webhook_max_attempts, self.webhook_backoff_base_seconds, self.webhook_backoff_max_seconds
         )
+
+    def allow_list(self) -> AllowList:
+        return parse_allow_list(self.webhook_allow_hosts)

@@ -14,6 +14,8 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, field_validator
 
 from npcworld.contracts import EVENT_TYPES
+from npcworld.egress import check_url
+from npcworld.errors import EgressRefusedError, ValidationError
 from services.gateway.deps import Reader, Writer, live_world
 from services.gateway.pagination import CursorParam, LimitParam, Page, decode_cursor, next_cursor
 from services.gateway.repository import AttemptRecord, DeliveryRecord, WebhookRecord, WebhookRepository
@@ -122,9 +124,24 @@ def _attempt(a: AttemptRecord) -> AttemptOut:
     )
 
 
+async def _check_receiver(request: Request, url: str) -> None:
+    """422 naming ``url`` when the egress policy refuses the receiver (deliveries check it again)."""
+    try:
+        await check_url(url, request.app.state.settings.allow_list())
+    except EgressRefusedError as exc:
+        raise ValidationError(
+            f"url: {exc}; webhook receivers must be public (see docs/webhooks.md)", field="url"
+        ) from exc
+
+
 @router.post(PATH, status_code=201, response_model=WebhookCreated)
 async def create_webhook(world_id: str, body: WebhookIn, key: Writer, request: Request) -> WebhookCreated:
-    """Subscribe to this world's events from now on (optionally only some types)."""
+    """Subscribe to this world's events from now on (optionally only some types).
+
+    The receiver must be a public http(s) address without credentials: loopback, private, link-local,
+    unique-local, multicast, reserved and cloud metadata addresses are refused with a 422.
+    """
+    await _check_receiver(request, str(body.url))
     async with request.app.state.pool.connection() as conn, conn.transaction():
         await live_world(conn, key.tenant_id, world_id)
         hook = await WebhookRepository(conn, key.tenant_id, world_id).create(
@@ -158,6 +175,8 @@ async def update_webhook(
     world_id: str, webhook_id: str, body: WebhookPatch, key: Writer, request: Request
 ) -> WebhookOut:
     changes = body.model_dump(exclude_none=True, mode="json")
+    if "url" in changes:
+        await _check_receiver(request, changes["url"])
     async with request.app.state.pool.connection() as conn, conn.transaction():
         return _hook(await WebhookRepository(conn, key.tenant_id, world_id).update(webhook_id, changes))
 

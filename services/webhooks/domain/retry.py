@@ -23,16 +23,20 @@ class Outcome:
     retry_in: float | None
 
 
-def after_attempt(policy: RetryPolicy, attempt: int, status_code: int | None) -> Outcome:
+def after_attempt(
+    policy: RetryPolicy, attempt: int, status_code: int | None, *, permanent: bool = False
+) -> Outcome:
     """Decide the delivery's state after attempt number ``attempt``; any 2xx is delivered.
 
     Args:
         policy: the retry schedule.
         attempt: how many attempts have been made, this one included.
         status_code: the receiver's HTTP status, or None when no answer came (timeout, refused).
+        permanent: the attempt failed in a way retrying cannot fix (the receiver's address is refused
+            by the egress policy): failed at once.
     """
     if status_code is not None and 200 <= status_code < 300:
         return Outcome("delivered", None)
-    if attempt >= policy.max_attempts:
+    if permanent or attempt >= policy.max_attempts:
         return Outcome("failed", None)
     return Outcome("pending", min(policy.cap_seconds, policy.base_seconds * 2 ** (attempt - 1)))

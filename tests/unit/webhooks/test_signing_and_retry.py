@@ -36,3 +36,8 @@ def test_failures_wait_twice_as_long_each_time_up_to_the_cap() -> None:
 def test_the_last_allowed_attempt_that_fails_marks_the_delivery_failed() -> None:
     outcome = after_attempt(RetryPolicy(max_attempts=3), 3, 503)
     assert outcome.status == "failed" and outcome.retry_in is None
+
+
+def test_a_permanent_failure_fails_at_the_first_attempt_without_a_retry() -> None:
+    outcome = after_attempt(RetryPolicy(max_attempts=8), 1, None, permanent=True)
+    assert outcome.status == "failed" and outcome.retry_in is None

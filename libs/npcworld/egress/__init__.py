@@ -1,0 +1,43 @@
+"""Egress policy of outgoing webhook requests: which receivers are refused, checked when a webhook is
+registered and again, resolved and pinned, on every delivery (see docs/webhooks.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AfterValidator
+
+from npcworld.egress.policy import (
+    AllowList,
+    address_refusal,
+    literal_address,
+    name_refusal,
+    parse_allow_list,
+    url_refusal,
+)
+from npcworld.egress.resolve import Resolver, check_url, checked_addresses, system_resolver
+from npcworld.egress.transport import PinnedTransport
+
+__all__ = [
+    "AllowHostsSetting",
+    "AllowList",
+    "PinnedTransport",
+    "Resolver",
+    "address_refusal",
+    "check_url",
+    "checked_addresses",
+    "literal_address",
+    "name_refusal",
+    "parse_allow_list",
+    "system_resolver",
+    "url_refusal",
+]
+
+
+def _valid_allow_list(text: str) -> str:
+    parse_allow_list(text)
+    return text
+
+
+# The WEBHOOK_ALLOW_HOSTS setting of the gateway and the dispatcher: a bad entry fails at start.
+AllowHostsSetting = Annotated[str, AfterValidator(_valid_allow_list)]
