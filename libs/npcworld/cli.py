@@ -59,7 +59,11 @@ def up(ctx: click.Context) -> None:
 def down(ctx: click.Context) -> None:
     """Stop the embedded stack (the broker's topics go; the event store stays)."""
     from npcworld.embedded import EmbeddedStack
+    from npcworld.run_guard import run_holder
 
+    if (holder := run_holder(_home(ctx).resolve())) is not None:
+        raise click.ClickException(f"npcworld run (pid {holder}) uses this stack and would restart it: "
+                                   f"stop that run instead (Ctrl-C, or kill {holder}): it stops the stack")
     stopped = EmbeddedStack(_home(ctx)).down()
     click.echo("stopped: " + (", ".join(stopped) or "nothing was running"))
 
@@ -67,10 +71,12 @@ def down(ctx: click.Context) -> None:
 @main.command()
 @click.pass_context
 def status(ctx: click.Context) -> None:
-    """Show what runs in the embedded stack."""
+    """Show what runs in the embedded stack and, during ``npcworld run``, the health of every process."""
     from npcworld.embedded import EmbeddedStack
+    from npcworld.run_guard import run_state
 
-    click.echo(json.dumps(EmbeddedStack(_home(ctx)).status(), indent=2))
+    click.echo(json.dumps({**EmbeddedStack(_home(ctx)).status(), "run": run_state(_home(ctx).resolve())},
+                          indent=2))
 
 
 @main.command()
@@ -95,18 +101,25 @@ def relay(republish_from: int | None) -> None:
 
 @main.command()
 @click.option("--service", "service", type=click.Choice([s for s in SERVICES]), required=True)
-def replay(service: str) -> None:
-    """Rebuild a service's projection from the event store."""
+@click.option("--check", is_flag=True,
+              help="Compare a rebuild with the live read model, row for row, and change nothing.")
+def replay(service: str, check: bool) -> None:
+    """Rebuild a service's projection from the event store (safe while the world runs).
+
+    Folds exactly the events the service's consumer has processed, in store order; processed-event claims
+    are kept, so nothing becomes owed and no reaction runs twice."""
     from npcworld.db import open_pool
-    from npcworld.projection import rebuild
+    from npcworld.projection import differences, rebuild
     from npcworld.settings import CommonSettings, resolve_endpoints
 
     projection = _projection(service)
     url = resolve_endpoints(CommonSettings()).database_url
 
-    async def go() -> int:
+    async def go() -> Any:
         pool = await open_pool(url)
         try:
+            if check:
+                return await differences(pool, projection)
             with click.progressbar(length=100, label=f"replaying {service}") as bar:
                 def progress(done: int, total: int) -> None:
                     bar.update(int(100 * done / max(total, 1)) - bar.pos)
@@ -114,7 +127,14 @@ def replay(service: str) -> None:
         finally:
             await pool.close()
 
-    click.echo(f"{service}: rebuilt from {asyncio.run(go())} events")
+    result = asyncio.run(go())
+    if not check:
+        click.echo(f"{service}: rebuilt from {result} processed events (processing claims kept)")
+    elif result:
+        raise click.ClickException(f"{service}: a rebuild differs from the live read model:\n"
+                                   + "\n".join(result))
+    else:
+        click.echo(f"{service}: a rebuild equals the live read model, row for row")
 
 
 @main.command()

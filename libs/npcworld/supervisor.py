@@ -8,23 +8,28 @@ The embedded broker is replaced by an empty one every ``rotate_events`` events (
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
-import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import click
-import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from npcworld.db import open_pool
 from npcworld.embedded import EmbeddedStack
 from npcworld.embedded.broker import DEFAULT_ROTATE_EVENTS
-from npcworld.embedded.rotation import PROGRESS_SQL, RotationResult, rotate_broker, rotation_due
+from npcworld.embedded.procs import STACK_MARKER
+from npcworld.embedded.rotation import RotationResult, rotate_broker, rotation_due
+from npcworld.process_group import ProcessGroup
+from npcworld.run_guard import Guardian, RunLock, stop_leftovers
+from npcworld.run_progress import Progress, progress_line, stored_events, world_progress
+from npcworld.stack_health import StackHealth, bring_up, write_run_state
 
-__all__ = ["ProcessGroup", "Supervisor", "process_commands", "rotate_group_broker"]
+__all__ = ["ProcessGroup", "StopSignals", "Supervisor", "process_commands", "rotate_group_broker"]
 
 _ROTATION_RETRY_S = 600.0  # after a failed rotation, carry on with the current broker this long
 
@@ -61,60 +66,6 @@ def process_commands(port: int | None) -> dict[str, list[str]]:
     return cmds
 
 
-class ProcessGroup:
-    """Child processes with their logs; a crashed one is restarted by ``restart_crashed``."""
-
-    def __init__(self, commands: dict[str, list[str]], env: dict[str, str], logs: Path) -> None:
-        self.commands, self.env, self.logs = commands, env, logs
-        self.children: dict[str, subprocess.Popen[bytes]] = {}
-        logs.mkdir(parents=True, exist_ok=True)
-
-    def start(self) -> None:
-        for name in self.commands:
-            self._spawn(name)
-
-    def _spawn(self, name: str) -> None:
-        log = (self.logs / f"{name}.log").open("ab")
-        self.children[name] = subprocess.Popen(
-            self.commands[name], env=self.env, stdout=log, stderr=subprocess.STDOUT
-        )
-
-    def restart_crashed(self) -> list[str]:
-        crashed = [n for n, p in self.children.items() if p.poll() is not None]
-        for name in crashed:
-            self._spawn(name)
-        return crashed
-
-    def stop_one(self, name: str, timeout: float = 15.0) -> None:
-        """Stop one child gracefully; it stays stopped (``restart_crashed`` skips it) until ``start_one``."""
-        proc = self.children.pop(name)
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-    def start_one(self, name: str) -> None:
-        self._spawn(name)
-
-    def alive(self) -> int:
-        return sum(p.poll() is None for p in self.children.values())
-
-    def stop(self) -> None:
-        for proc in self.children.values():
-            if proc.poll() is None:
-                proc.terminate()
-        deadline = time.monotonic() + 15
-        for proc in self.children.values():
-            try:
-                proc.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
 async def rotate_group_broker(
     pool: AsyncConnectionPool, stack: EmbeddedStack, group: ProcessGroup
 ) -> RotationResult:
@@ -132,70 +83,109 @@ async def rotate_group_broker(
     )
 
 
+class StopSignals:
+    """SIGINT, SIGTERM and SIGHUP ask the run to stop; a second one forces a fast (still complete) stop."""
+
+    def __init__(self) -> None:
+        self.requested, self.force = threading.Event(), threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, _signum: int, _frame: object) -> None:
+        # Only flags: printing here could re-enter a write the main thread is in the middle of.
+        (self.force if self.requested.is_set() else self.requested).set()
+
+
 class Supervisor:
-    """Starts the stack, the relay, the services and the gateway; restarts a crashed child; rotates the
-    embedded broker every ``rotate_events`` events (0: never)."""
+    """Starts the stack, the relay, the services and the gateway; keeps them all alive (a dead Postgres or
+    broker is restarted like a crashed child); rotates the embedded broker every ``rotate_events`` events
+    (0: never); and stops everything however the run ends (see ``npcworld.run_guard`` for SIGKILL)."""
 
     def __init__(
         self, home: Path, *, port: int, demo: bool, rotate_events: int = DEFAULT_ROTATE_EVENTS
     ) -> None:
-        self.home = home
+        self.home = home.resolve()
         self.port = port
         self.demo = demo
         self.rotate_events = rotate_events
         self._next_rotation_try = 0.0
 
     def run(self) -> None:
+        signals = StopSignals()
+        lock = RunLock(self.home)
+        lock.acquire(on_wait=_say, cancelled=signals.requested.is_set)
+        guardian = Guardian(self.home, lock)
         stack = EmbeddedStack(self.home)
-        state = stack.up()
-        env = state.client_env(dict(os.environ))
-        logs = self.home / "logs"
-        click.echo(f"embedded stack up: postgres {state.database_url}  kafka {state.kafka_bootstrap_servers}")
-        group = ProcessGroup(process_commands(self.port), env, logs)
-        group.start()
-        if self.demo:
+        group: ProcessGroup | None = None
+        try:
+            if left := stop_leftovers(self.home, exclude=(guardian.proc.pid, *stack.broker_pids())):
+                _say(f"stopped {left} processes left behind by an earlier run of {self.home}")
+            state = bring_up(self.home)
+            _say(f"embedded stack up: postgres {state.database_url}  kafka {state.kafka_bootstrap_servers}")
+            if signals.requested.is_set():
+                return
+            env = {**state.client_env(dict(os.environ)), STACK_MARKER: str(self.home)}
+            group = ProcessGroup(process_commands(self.port), env, self.home / "logs")
+            group.start()
+            if self.demo:
+                self._seed_demo(state.database_url, signals)
+            _say(f"API on http://127.0.0.1:{self.port}/docs  logs in {self.home / 'logs'}/  (Ctrl-C stops)")
+            self._supervise(state.database_url, stack, group, signals)
+        finally:
+            self._stop(stack, group, signals)
+            guardian.dismiss()
+            lock.release()
+
+    def _seed_demo(self, database_url: str, signals: StopSignals) -> None:
+        """Creates the demo town in the background: the run is supervised (and stoppable) meanwhile."""
+        def seed() -> None:
             from npcworld.demo import seed_demo
 
-            click.echo(seed_demo(state.database_url, self.port, self.home))
-        click.echo(f"API on http://127.0.0.1:{self.port}/docs  logs in {logs}/  (Ctrl-C stops)")
-        stopping = False
+            try:
+                _say(seed_demo(database_url, self.port, self.home))
+            except Exception as exc:
+                if not signals.requested.is_set():
+                    _say(f"the demo town was not set up ({type(exc).__name__}: {exc}); the backend runs on")
 
-        def stop(*_: object) -> None:
-            nonlocal stopping
-            stopping = True
+        threading.Thread(target=seed, name="demo", daemon=True).start()
 
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGTERM, stop)
-        (last_seq, _), last_t = _progress(state.database_url), time.monotonic()
-        rotation = 0
-        while not stopping:
-            time.sleep(2)
-            if stopping:
-                break
+    def _supervise(self, database_url: str, stack: EmbeddedStack, group: ProcessGroup,
+                   signals: StopSignals) -> None:
+        health, last = StackHealth(stack, _say), Progress()
+        while not signals.requested.wait(2):
+            health.check()
             for name in group.restart_crashed():
-                click.echo(f"{name} exited; restarted (see {logs}/{name}.log)")
-            (seq, checkpoint), now = _progress(state.database_url), time.monotonic()
-            rate = (seq - last_seq) / (now - last_t)
-            last_seq, last_t = seq, now
-            click.echo(
-                f"[{time.strftime('%H:%M:%S')}] events stored: {seq}  ({rate:.1f}/s)  "
-                f"processes up: {group.alive()}/{len(group.children)}"
-            )
-            if self.demo:
-                click.echo(_world_progress(state.database_url, first=rotation))
-                rotation += 3
-            if not stopping and time.monotonic() >= self._next_rotation_try and rotation_due(
-                seq, checkpoint, self.rotate_events
-            ):
-                self._rotate(state.database_url, stack, group)
-        group.stop()
-        stack.down()
-        click.echo("stopped")
+                _say(f"{name} exited; restarted (see {self.home / 'logs'}/{name}.log)")
+            stored, error = stored_events(database_url)
+            children = group.states()
+            write_run_state(self.home, health, children, error)
+            _say(progress_line(last, stored, error, children, health))
+            if self.demo and stored is not None:
+                _say(world_progress(database_url, first=last.shown))
+                last.shown += 3
+            if (stored is not None and health.kafka.up and not signals.requested.is_set()
+                    and time.monotonic() >= self._next_rotation_try
+                    and rotation_due(stored[0], stored[1], self.rotate_events)):
+                self._rotate(database_url, stack, group)
 
+    def _stop(self, stack: EmbeddedStack, group: ProcessGroup | None, signals: StopSignals) -> None:
+        signals.requested.set()  # a signal from here on forces
+        forced = signals.force.is_set()
+        _say("stopping at once…" if forced else "stopping (Ctrl-C again to stop at once)…")
+        stopped = []
+        if group is not None and (count := group.stop(signals.force)):
+            stopped.append(f"{count} processes")
+        if signals.force.is_set() and not forced:
+            _say("stopping at once…")
+        stopped += stack.down(force=signals.force.is_set())
+        if left := stop_leftovers(self.home, timeout=0 if signals.force.is_set() else 5):
+            stopped.append(f"{left} stray processes")
+        (self.home / "run.json").unlink(missing_ok=True)
+        _say("stopped" + (": " + ", ".join(stopped) if stopped else ""))
 
     def _rotate(self, database_url: str, stack: EmbeddedStack, group: ProcessGroup) -> None:
-        click.echo(f"[{time.strftime('%H:%M:%S')}] replacing the embedded broker with an empty one "
-                   f"(every {self.rotate_events} events; every event stays in PostgreSQL)")
+        _say(f"[{time.strftime('%H:%M:%S')}] replacing the embedded broker with an empty one "
+             f"(every {self.rotate_events} events; every event stays in PostgreSQL)")
 
         async def once() -> RotationResult:
             pool = await open_pool(database_url, max_size=2, name="rotation")
@@ -208,36 +198,13 @@ class Supervisor:
             result = asyncio.run(once())
         except Exception as exc:  # the backend keeps running on the current broker; tried again later
             self._next_rotation_try = time.monotonic() + _ROTATION_RETRY_S
-            click.echo(f"broker rotation failed ({exc!r}); trying again in {_ROTATION_RETRY_S / 60:.0f} min")
+            _say(f"broker rotation failed ({exc!r}); trying again in {_ROTATION_RETRY_S / 60:.0f} min")
             return
-        click.echo(f"[{time.strftime('%H:%M:%S')}] broker generation {result.generation} is live "
-                   f"(checkpoint seq {result.checkpoint_seq}, {result.seconds:.1f} s)")
+        _say(f"[{time.strftime('%H:%M:%S')}] broker generation {result.generation} is live "
+             f"(checkpoint seq {result.checkpoint_seq}, {result.seconds:.1f} s)")
 
 
-def _progress(database_url: str) -> tuple[int, int]:
-    """Events stored so far, and the last broker checkpoint's sequence number."""
-    with psycopg.connect(database_url) as conn:
-        row = conn.execute(PROGRESS_SQL).fetchone()
-    return (int(row[0]), int(row[1])) if row else (0, 0)
-
-
-def _world_progress(database_url: str, first: int = 0, world_id: str = "brindle-hollow") -> str:
-    """The demo world's clock and what a few NPCs are doing (a different few each time)."""
-    with psycopg.connect(database_url) as conn:
-        clock = conn.execute(
-            "SELECT world_time, step, paused, speed FROM ws_clocks WHERE world_id = %s", (world_id,)
-        ).fetchone()
-        count = conn.execute("SELECT count(*) FROM ws_npcs WHERE world_id = %s", (world_id,)).fetchone()
-        rows = conn.execute(
-            "SELECT name, coalesce(action, 'idle'), emoji, coalesce(location, '?') FROM ws_npcs"
-            " WHERE world_id = %s ORDER BY npc_id OFFSET %s LIMIT %s",
-            (world_id, first % max(1, count[0] if count else 1), 3),
-        ).fetchall()
-    if clock is None:
-        return f"  {world_id}: loading the town…"
-    mode = "paused" if clock[2] else ("stepped" if clock[3] is None else f"{clock[3]:g}x")
-    head = f"  {world_id} {clock[0]:%a %b %d %H:%M:%S} (step {clock[1]}, {mode})"
-    return "\n".join(
-        [head]
-        + [f"    {name}: {action} {emoji} @ {where.split(':', 1)[-1]}" for name, action, emoji, where in rows]
-    )
+def _say(line: str) -> None:
+    """Print a line; a terminal that went away (the run goes on, or is stopping) is not an error."""
+    with contextlib.suppress(OSError):
+        click.echo(line)

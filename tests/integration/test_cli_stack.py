@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -57,3 +58,23 @@ def test_services_without_database_settings_or_stack_say_what_to_do(tmp_path: Pa
     result = npcworld(tmp_path, "migrate", port=free_port())
     assert result.returncode != 0
     assert "DATABASE_URL" in result.stderr and "npcworld up" in result.stderr
+
+
+def test_up_reuses_a_broker_of_its_data_dir_that_lost_its_pid_file_and_restarts_a_killed_one(
+    tmp_path: Path,
+) -> None:
+    port = free_port()
+    assert npcworld(tmp_path, "up", port=port).returncode == 0
+    try:
+        first = json.loads(npcworld(tmp_path, "status", port=port).stdout)["kafka"]["pid"]
+        (tmp_path / "tansu.pid").unlink()  # as a crashed run may leave it
+        again = npcworld(tmp_path, "up", port=port)
+        assert again.returncode == 0, again.stderr  # not "port … is taken": it is ours
+        assert json.loads(npcworld(tmp_path, "status", port=port).stdout)["kafka"]["pid"] == first
+        os.kill(first, signal.SIGKILL)
+        dead = json.loads(npcworld(tmp_path, "status", port=port).stdout)["kafka"]
+        assert dead["pid"] is None and not dead["listening"]  # killed (even if not yet reaped) is down
+        assert npcworld(tmp_path, "up", port=port).returncode == 0
+        assert json.loads(npcworld(tmp_path, "status", port=port).stdout)["kafka"]["listening"]
+    finally:
+        npcworld(tmp_path, "down", port=port)

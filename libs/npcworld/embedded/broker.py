@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import socket
 import time
 from pathlib import Path
 
+from npcworld.embedded.procs import STACK_MARKER, alive, processes_of, wait_gone
 from npcworld.errors import InfraError
 
 __all__ = [
-    "DEFAULT_ROTATE_EVENTS", "broker_running", "port_is_free", "start_broker", "stop_broker", "wait_for_port",
+    "DEFAULT_ROTATE_EVENTS", "broker_running", "find_broker", "port_is_free", "start_broker", "stop_broker",
+    "wait_for_port",
 ]
 
 # Long runs replace the broker with an empty one after this many stored events (rotation.py): its memory
@@ -43,8 +44,11 @@ def wait_for_port(port: int, timeout: float, host: str = "127.0.0.1") -> bool:
     return False
 
 
-def start_broker(port: int, log_file: Path, pid_file: Path) -> int:
+def start_broker(port: int, log_file: Path, pid_file: Path, *, owner: Path | None = None) -> int:
     """Start Tansu with in-memory storage on 127.0.0.1:``port``; returns its pid.
+
+    ``owner`` (a data dir) is written into the broker's environment (``procs.STACK_MARKER``), so a broker left
+    behind by a crashed run of that data dir can be found again (``find_broker``).
 
     Raises:
         InfraError: the port is taken, the binary is missing, or the broker did not come up.
@@ -66,7 +70,7 @@ def start_broker(port: int, log_file: Path, pid_file: Path) -> int:
             binary,
             [binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
              "--storage-engine", "memory://tansu/", "--cluster-id", "npcworld"],
-            dict(os.environ),
+            {**os.environ, **({STACK_MARKER: str(owner.resolve())} if owner else {})},
             file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                           (os.POSIX_SPAWN_DUP2, log_fd, 1), (os.POSIX_SPAWN_DUP2, log_fd, 2)],
             setsid=True,
@@ -81,33 +85,38 @@ def start_broker(port: int, log_file: Path, pid_file: Path) -> int:
 
 
 def broker_running(pid_file: Path) -> int | None:
-    """The broker's pid when it is alive."""
+    """The broker's pid when it is alive (a killed broker not yet reaped is a zombie: not alive)."""
     try:
         pid = int(pid_file.read_text())
-        os.kill(pid, 0)
-    except (FileNotFoundError, ValueError, ProcessLookupError):
+    except (FileNotFoundError, ValueError):
         return None
-    return pid
+    return pid if alive(pid) else None
+
+
+def find_broker(owner: Path, port: int) -> int | None:
+    """A live Tansu broker started for the data dir ``owner`` on ``port`` (e.g. by a run that crashed)."""
+    listener = f"tcp://127.0.0.1:{port}".encode()
+    for pid in processes_of(owner):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"broker" in argv and listener in argv:
+            return pid
+    return None
 
 
 def stop_broker(pid_file: Path, timeout: float = 10.0) -> bool:
-    """Terminate the broker (its data is in memory and goes with it). True if one was running."""
+    """Terminate the broker (its data is in memory and goes with it). True if one was running.
+
+    ``timeout`` 0 kills it at once."""
     pid = broker_running(pid_file)
     if pid is None:
         pid_file.unlink(missing_ok=True)
         return False
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while broker_running(pid_file) is not None and time.monotonic() < deadline:
-        _reap(pid)
-        time.sleep(0.05)
-    if broker_running(pid_file) is not None:
+    os.kill(pid, signal.SIGTERM if timeout > 0 else signal.SIGKILL)
+    if wait_gone([pid], timeout):
         os.kill(pid, signal.SIGKILL)
-        _reap(pid)
+        wait_gone([pid], 5)
     pid_file.unlink(missing_ok=True)
     return True
-
-
-def _reap(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)

