@@ -11,7 +11,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from npcworld.errors import InfraError
 
-__all__ = ["MIGRATIONS_DIR", "apply_migrations", "open_pool"]
+__all__ = ["MIGRATIONS_DIR", "apply_migrations", "database_reachable", "open_pool"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,14 +56,30 @@ def apply_migrations(database_url: str, directory: Path = MIGRATIONS_DIR) -> lis
     return applied
 
 
-async def open_pool(database_url: str, *, min_size: int = 1, max_size: int = 10, name: str = "npcworld") -> (
-    AsyncConnectionPool
-):
-    """Open an async connection pool and wait until it has a working connection."""
-    pool = AsyncConnectionPool(database_url, min_size=min_size, max_size=max_size, name=name, open=False)
+async def open_pool(
+    database_url: str, *, min_size: int = 1, max_size: int = 10, name: str = "npcworld", timeout: float = 30.0
+) -> AsyncConnectionPool:
+    """Open an async connection pool and wait until it has a working connection.
+
+    The pool outlives a restart of the server: a connection found broken when it is given back is
+    replaced in the background (retried with backoff). ``timeout`` is how long a caller waits for a
+    connection before ``psycopg_pool.PoolTimeout`` (an ``OperationalError``, so an outage for the callers).
+    """
+    pool = AsyncConnectionPool(database_url, min_size=min_size, max_size=max_size, name=name, open=False,
+                               timeout=timeout)
     try:
         await pool.open(wait=True, timeout=30)
     except Exception as exc:
         await pool.close()
         raise InfraError(f"cannot connect to PostgreSQL: {exc}") from exc
     return pool
+
+
+async def database_reachable(pool: AsyncConnectionPool, timeout: float = 2.0) -> bool:
+    """Whether a pooled connection answers within ``timeout`` seconds (for readiness endpoints)."""
+    try:
+        async with pool.connection(timeout=timeout) as conn:
+            await conn.execute("SELECT 1")
+    except Exception:
+        return False
+    return True

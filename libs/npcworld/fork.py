@@ -15,6 +15,8 @@ from npcworld.ids import uuid7
 
 __all__ = ["fork_world", "world_stream"]
 
+_ALL = 2**62
+
 
 def world_stream(world_id: str) -> str:
     """The stream of world-level events (lifecycle, NPCs, clock) of one world."""
@@ -29,6 +31,10 @@ async def fork_world(
     Copies keep their payloads and stream order, get fresh ids and name the original in
     ``forked_from`` (projections apply them, reactions skip them, so no LLM call is repeated).
     A ``WorldForked`` event closes the copy. Runs in the caller's transaction.
+
+    Safe on a live source world: the history is one database snapshot, and the copies are new events
+    that every consumer folds (claims of the source world are untouched, so nothing there is owed or
+    reacted to twice). A fork into a world id that has any event is refused.
 
     Returns:
         The number of events copied.
@@ -64,13 +70,13 @@ async def fork_world(
 async def _history(
     conn: AsyncConnection[Any], store: EventStore, tenant_id: str, world_id: str, at: datetime
 ) -> list[tuple[str, Envelope]]:
+    """The source world's history up to ``at``, read in one statement: one snapshot of a world that may be
+    live. (Reading it in pages could miss an event whose transaction committed between two pages with a
+    lower sequence number than the page boundary; in one snapshot every event that is there has its causes
+    there too.)"""
     where = EventFilter(tenant_id=tenant_id, world_id=world_id, until_world_time=at)
-    out: list[tuple[str, Envelope]] = []
-    after = 0
-    while batch := await store.read_all(conn, after, 5000, where):
-        out += [(s.stream_id, s.envelope) for s in batch if s.envelope.type != WorldDeleted.event_type]
-        after = batch[-1].seq
-    return out
+    history = await store.read_all(conn, 0, _ALL, where)
+    return [(s.stream_id, s.envelope) for s in history if s.envelope.type != WorldDeleted.event_type]
 
 
 def _renamed(stream_id: str, source: str, target: str) -> str:

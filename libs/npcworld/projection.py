@@ -1,9 +1,18 @@
-"""Projections: read models folded from events, and their rebuild from the event store (replay)."""
+"""Projections: read models folded from events, and their rebuild from the event store (replay).
+
+Every column of a read model is written by an applier from an event. A service's own events (those it
+appends and does not react to) are folded in the transaction that appends them (``apply_appended``) and
+claimed for the service's consumer there, so the state the service reads next is the fold of what it
+stored, and its consumer skips them when they come back from Kafka. Events of other services are folded by
+the consumer loop as they arrive. ``rebuild`` folds, in store order, exactly the events the consumer has
+claimed, so the rebuilt read model is the live one, row for row.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections import Counter
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,31 +22,60 @@ from psycopg_pool import AsyncConnectionPool
 from npcworld.contracts import EVENT_TYPES, Envelope
 from npcworld.eventstore import EventFilter, EventStore
 
-__all__ = ["Applier", "Projection", "rebuild"]
+__all__ = ["Applier", "Projection", "differences", "rebuild"]
 
 logger = logging.getLogger(__name__)
 
 Applier = Callable[[Envelope, AsyncConnection[Any]], Awaitable[None]]
+Hook = Callable[[AsyncConnection[Any]], Awaitable[None]]
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
 class Projection:
     """A service's read model: the tables it owns and one pure state-writing applier per event type.
 
-    Appliers only write the service's own tables (no LLM calls, no new events), so replaying the
-    event store through them reproduces the read model exactly and costs nothing.
+    Appliers only write the service's own tables (no LLM calls, no new events, no clock, no sequence), so
+    replaying the event store through them reproduces the read model exactly and costs nothing.
     """
 
     consumer: str
     tables: tuple[str, ...]
     appliers: Mapping[str, Applier]
     # Runs in the rebuild's transaction before the tables are emptied (e.g. to keep derived data).
-    prepare: Callable[[AsyncConnection[Any]], Awaitable[None]] | None = None
+    prepare: Hook | None = None
+    # Runs in the rebuild's transaction after the fold (e.g. to restore what ``prepare`` kept).
+    finish: Hook | None = None
+    # Fold the service's own events when it appends them (``apply_appended``). A service whose reactions
+    # write exactly the rows its appliers would (memory, which has the vectors at hand) turns this off:
+    # its own events are then folded, as no-ops, when its consumer reads them back.
+    fold_on_append: bool = True
 
     def __post_init__(self) -> None:
         unknown = set(self.appliers) - set(EVENT_TYPES)
         if unknown:
             raise ValueError(f"{self.consumer}: appliers for unknown event types {sorted(unknown)}")
+
+    async def apply_appended(
+        self, conn: AsyncConnection[Any], events: Sequence[Envelope], *, reactions: Collection[str] = ()
+    ) -> list[Envelope]:
+        """Fold events the service has just appended into its read model and claim them for its consumer.
+
+        Runs in the appending transaction, so state and events commit together. Types in ``reactions``
+        are left alone: the consumer must still react to them when they arrive. Returns the folded events.
+        """
+        if not self.fold_on_append:
+            return []
+        mine = [e for e in events if e.type in self.appliers and e.type not in reactions]
+        for event in mine:
+            await self.appliers[event.type](event, conn)
+        if mine:
+            await conn.execute(
+                "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])"
+                " ON CONFLICT DO NOTHING",
+                (self.consumer, [e.event_id for e in mine]),
+            )
+        return mine
 
 
 async def rebuild(
@@ -45,42 +83,77 @@ async def rebuild(
     projection: Projection,
     *,
     batch_size: int = 2000,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> int:
-    """Empty the projection's tables and fold the whole event store through its appliers.
+    """Empty the projection's tables and fold, in store order, every event its consumer has claimed.
 
-    Runs in one transaction, so readers see the old read model until the new one is complete.
-    The consumer's processed-event records are rewritten too, so the live consumer does not
-    apply the replayed events a second time.
+    Safe while the service runs. The tables are locked first, which waits for every transaction that
+    touched them to commit and holds back every later one, so the claims read afterwards are exactly the
+    events the live read model holds. Claims are never deleted or added: events not processed yet are left
+    to the live consumer (which folds and reacts to them as usual), reactions never run twice and nothing
+    becomes owed. One transaction: readers see the old read model until the new one is complete.
 
     Returns:
         The number of events applied.
     """
-    store, applied, after = EventStore(), 0, 0
-    types = tuple(projection.appliers)
     async with pool.connection() as conn, conn.transaction():
-        total_row = await (await conn.execute("SELECT coalesce(max(seq), 0) FROM events")).fetchone()
-        total = int(total_row[0]) if total_row else 0
-        if projection.prepare is not None:
-            await projection.prepare(conn)
-        await conn.execute(
-            sql.SQL("TRUNCATE {} ").format(sql.SQL(", ").join(sql.Identifier(t) for t in projection.tables))
-        )
-        await conn.execute("DELETE FROM processed_events WHERE consumer = %s", (projection.consumer,))
-        while True:
-            events = await store.read_all(conn, after, batch_size, EventFilter(types=types))
-            if not events:
-                break
-            for stored in events:
-                await projection.appliers[stored.envelope.type](stored.envelope, conn)
-            await conn.execute(
-                "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])"
-                " ON CONFLICT DO NOTHING",
-                (projection.consumer, [s.envelope.event_id for s in events]),
-            )
-            applied += len(events)
-            after = events[-1].seq
-            if progress:
-                progress(after, total)
-    logger.info("rebuilt %s from %d events", projection.consumer, applied)
+        await _lock(conn, projection)
+        applied = await _fold(conn, projection, batch_size, progress)
+    logger.info("rebuilt %s from %d claimed events", projection.consumer, applied)
     return applied
+
+
+async def differences(pool: AsyncConnectionPool, projection: Projection, *, limit: int = 20) -> list[str]:
+    """Rebuild the projection in a transaction that is rolled back and compare it with the live read model,
+    every row of every table. Changes nothing; safe while the service runs (it waits like ``rebuild``).
+
+    Returns:
+        Up to ``limit`` lines naming rows only one side has (empty: the rebuild equals the live model).
+    """
+    async with pool.connection() as conn, conn.transaction(force_rollback=True):
+        await _lock(conn, projection)
+        live = await _rows(conn, projection.tables)
+        await _fold(conn, projection, 2000, None)
+        rebuilt = await _rows(conn, projection.tables)
+    out: list[str] = []
+    for table in projection.tables:
+        out += [f"{table}: only live: {row}" for row in sorted((live[table] - rebuilt[table]).elements())]
+        out += [f"{table}: only rebuilt: {row}" for row in sorted((rebuilt[table] - live[table]).elements())]
+    return out[:limit]
+
+
+async def _lock(conn: AsyncConnection[Any], projection: Projection) -> None:
+    tables = sql.SQL(", ").join(sql.Identifier(t) for t in projection.tables)
+    await conn.execute(sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(tables))
+
+
+async def _fold(
+    conn: AsyncConnection[Any], projection: Projection, batch_size: int, progress: Progress | None
+) -> int:
+    """Empty the (locked) tables and fold the claimed events into them; returns how many were applied."""
+    store, applied, after = EventStore(), 0, 0
+    claimed = EventFilter(types=tuple(projection.appliers), claimed_by=projection.consumer)
+    if projection.prepare is not None:
+        await projection.prepare(conn)
+    tables = sql.SQL(", ").join(sql.Identifier(t) for t in projection.tables)
+    await conn.execute(sql.SQL("TRUNCATE {}").format(tables))
+    total = await store.last_seq(conn)
+    while events := await store.read_all(conn, after, batch_size, claimed):
+        for stored in events:
+            await projection.appliers[stored.envelope.type](stored.envelope, conn)
+        applied += len(events)
+        after = events[-1].seq
+        if progress:
+            progress(after, total)
+    if projection.finish is not None:
+        await projection.finish(conn)
+    return applied
+
+
+async def _rows(conn: AsyncConnection[Any], tables: Sequence[str]) -> dict[str, Counter[str]]:
+    """Every row of each table as its JSON text (vectors and timestamps included, in their text form)."""
+    out: dict[str, Counter[str]] = {}
+    for table in tables:
+        query = sql.SQL("SELECT to_jsonb(t)::text FROM {} AS t").format(sql.Identifier(table))
+        out[table] = Counter(r[0] for r in await (await conn.execute(query)).fetchall())
+    return out

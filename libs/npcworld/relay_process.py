@@ -6,9 +6,10 @@ import asyncio
 import logging
 import signal
 
-from npcworld.db import apply_migrations, open_pool
+from npcworld.db import database_reachable
 from npcworld.messaging import make_producer
 from npcworld.outbox import OutboxRelay
+from npcworld.service import start_dependencies
 from npcworld.settings import CommonSettings, resolve_endpoints
 from npcworld.telemetry import configure_telemetry
 from npcworld.telemetry.health import HealthServer
@@ -26,16 +27,18 @@ def run_relay(republish_from: int | None = None) -> None:
 
 async def _run(settings: CommonSettings, republish_from: int | None) -> None:
     endpoints = resolve_endpoints(settings)
-    await asyncio.to_thread(apply_migrations, endpoints.database_url)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    pool = await open_pool(endpoints.database_url, max_size=4, name="relay")
+    # Postgres away at start is waited out, like an outage later on (the relay itself does the topics).
+    pool = await start_dependencies("relay", endpoints, stop, topics=False)
+    if pool is None:
+        return
     relay = OutboxRelay(pool, endpoints.kafka_bootstrap_servers)
 
     async def readiness() -> dict[str, bool]:
-        return {"relay": relay.ready.is_set()}
+        return {"database": await database_reachable(pool), "relay": relay.ready.is_set()}
 
     health = HealthServer(settings.health_port, readiness)
     await health.start()

@@ -11,14 +11,16 @@ from typing import Any, TypeVar
 
 from psycopg_pool import AsyncConnectionPool
 
-from npcworld.db import apply_migrations, open_pool
+from npcworld.db import apply_migrations, database_reachable, open_pool
 from npcworld.messaging import ConsumerLoop, Handler, Prepare, ensure_topics
+from npcworld.messaging.reconnect import Backoff
 from npcworld.projection import Projection
 from npcworld.settings import CommonSettings, StackEndpoints, resolve_endpoints
 from npcworld.telemetry import configure_telemetry
 from npcworld.telemetry.health import HealthServer
 
-__all__ = ["ServiceContext", "configure_logging", "run_service", "serve"]
+__all__ = ["ServiceContext", "configure_logging", "database_reachable", "run_service", "serve",
+           "start_dependencies"]
 
 logger = logging.getLogger(__name__)
 D = TypeVar("D")
@@ -69,12 +71,14 @@ async def serve(
     stop: asyncio.Event | None = None,
     prepare: Prepare[Any] | None = None,
 ) -> None:
-    """Migrate, create topics, then consume until ``stop`` is set (or a signal arrives)."""
+    """Migrate, create topics, then consume until ``stop`` is set (or a signal arrives).
+
+    Postgres or the broker being away at start is waited out like an outage later on (with backoff)."""
     endpoints = resolve_endpoints(settings)
-    await asyncio.to_thread(apply_migrations, endpoints.database_url)
-    await ensure_topics(endpoints.kafka_bootstrap_servers)
     stop = stop or _stop_on_signals()
-    pool = await open_pool(endpoints.database_url, max_size=4, name=name)
+    pool = await start_dependencies(name, endpoints, stop)
+    if pool is None:
+        return
     try:
         if deps_factory is not None:
             deps = await deps_factory(ServiceContext(settings, endpoints, pool))
@@ -82,9 +86,7 @@ async def serve(
                             bootstrap=endpoints.kafka_bootstrap_servers, prepare=prepare)
 
         async def readiness() -> dict[str, bool]:
-            async with pool.connection() as conn:
-                await conn.execute("SELECT 1")
-            return {"database": True, "consumer": loop.started.is_set()}
+            return {"database": await database_reachable(pool), "consumer": loop.started.is_set()}
 
         health = HealthServer(settings.health_port, readiness)
         await health.start()
@@ -94,6 +96,20 @@ async def serve(
             await health.stop()
     finally:
         await pool.close()
+
+
+async def start_dependencies(
+    name: str, endpoints: StackEndpoints, stop: asyncio.Event, *, pool_size: int = 4, topics: bool = True
+) -> AsyncConnectionPool | None:
+    """Apply migrations, create the topics (unless ``topics`` is false) and open a pool, waiting with
+    backoff while Postgres or the broker is away; None when ``stop`` is set first."""
+    backoff = Backoff(f"{name} start-up")
+    await backoff.call(lambda: asyncio.to_thread(apply_migrations, endpoints.database_url), stop)
+    if topics:
+        await backoff.call(lambda: ensure_topics(endpoints.kafka_bootstrap_servers), stop)
+    if stop.is_set():
+        return None
+    return await backoff.call(lambda: open_pool(endpoints.database_url, max_size=pool_size, name=name), stop)
 
 
 def _stop_on_signals() -> asyncio.Event:

@@ -13,21 +13,31 @@ from contextlib import asynccontextmanager
 
 import psycopg
 from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from psycopg_pool import AsyncConnectionPool
 
-from npcworld.db import apply_migrations, open_pool
+from npcworld.db import apply_migrations, database_reachable, open_pool
+from npcworld.errors import InfraError
+from npcworld.messaging.reconnect import Backoff
 from npcworld.settings import resolve_endpoints
 from services.gateway.auth import RateLimiter
+from services.gateway.deps import WorldCache
 from services.gateway.idempotency import IdempotencyMiddleware
 from services.gateway.notifier import AppendNotifier
 from services.gateway.problems import install_http_problem_handler, install_problem_handlers
 from services.gateway.repository import IdempotencyStore
 from services.gateway.routes import routers
 from services.gateway.settings import Settings
+from services.gateway.unavailable import RETRY_AFTER_SECONDS, DatabaseUnavailableMiddleware
 
 __all__ = ["create_app"]
 
 logger = logging.getLogger(__name__)
+
+# How long a request waits for a pooled connection: while Postgres is down, it answers 503 after this
+# instead of hanging for the pool's default 30 s (under load a connection frees up in milliseconds).
+_POOL_WAIT_S = 5.0
+_START_PATIENCE_S = 300.0
 
 _DESCRIPTION = """Persistent, debuggable NPC worlds. Authenticate with `Authorization: Bearer <key>`.
 
@@ -44,9 +54,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         cfg = settings or Settings()
         url = resolve_endpoints(cfg).database_url
-        apply_migrations(url)
-        app.state.pool = await open_pool(url, max_size=8, name="gateway")
+        # Postgres away at start is waited out (for up to _START_PATIENCE_S); later outages answer 503.
+        await _start_when_reachable(url)
+        app.state.pool = await open_pool(url, max_size=8, name="gateway", timeout=_POOL_WAIT_S)
         app.state.settings = cfg
+        app.state.worlds = WorldCache()
         app.state.limiter = RateLimiter(cfg.gateway_rate_limit_per_second, cfg.gateway_rate_limit_burst)
         app.state.notifier = AppendNotifier(url)
         app.state.notifier.start()
@@ -63,6 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="npcworld", version="1", lifespan=lifespan, description=_DESCRIPTION)
     app.add_middleware(IdempotencyMiddleware)
+    app.add_middleware(DatabaseUnavailableMiddleware)  # outermost: also sees the middlewares' queries
     install_problem_handlers(app)
     install_http_problem_handler(app)
     _ops(app)
@@ -87,8 +100,18 @@ def _ops(app: FastAPI) -> None:
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["ops"])
-    async def readyz(request: Request) -> dict[str, str]:
-        async with request.app.state.pool.connection() as conn:
-            await conn.execute("SELECT 1")
-        return {"status": "ready"}
+    @app.get("/readyz", tags=["ops"], response_model=dict[str, str],
+             responses={503: {"description": "not ready: the database is unreachable"}})
+    async def readyz(request: Request) -> JSONResponse:
+        if await database_reachable(request.app.state.pool):
+            return JSONResponse({"status": "ready"})
+        return JSONResponse({"status": "not ready", "database": False}, status_code=503,
+                            headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+
+async def _start_when_reachable(url: str) -> None:
+    stop = asyncio.Event()
+    asyncio.get_running_loop().call_later(_START_PATIENCE_S, stop.set)
+    await Backoff("gateway start-up").call(lambda: asyncio.to_thread(apply_migrations, url), stop)
+    if stop.is_set():
+        raise InfraError(f"PostgreSQL unreachable for {_START_PATIENCE_S:.0f} s at start")

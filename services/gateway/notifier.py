@@ -12,6 +12,8 @@ import logging
 
 import psycopg
 
+from npcworld.messaging.reconnect import Backoff
+
 __all__ = ["AppendNotifier"]
 
 logger = logging.getLogger(__name__)
@@ -44,12 +46,13 @@ class AppendNotifier:
         appended.set()
 
     async def _listen(self) -> None:
+        backoff = Backoff("append notifier (streams fall back to polling)")
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(self.database_url, autocommit=True) as conn:
                     await conn.execute(f"LISTEN {_CHANNEL}")
+                    backoff.succeeded()
                     async for _ in conn.notifies():
                         self._wake()
-            except psycopg.OperationalError:
-                logger.warning("append notifier lost its connection; streams fall back to polling")
-                await asyncio.sleep(1.0)
+            except psycopg.OperationalError as exc:
+                await backoff.failed(exc)

@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from npcworld.errors import ConcurrencyError, NotFoundError, NpcworldError, ValidationError
+from services.gateway.unavailable import RETRY_AFTER_SECONDS, unavailable_body
 
 __all__ = ["install_http_problem_handler", "install_problem_handlers", "problem"]
 
@@ -40,6 +41,13 @@ def install_problem_handlers(app: FastAPI) -> None:
             f"a value cannot be stored: {type(exc).__name__}",
             errors=[{"field": "request", "message": str(exc).splitlines()[0]}],
         )
+
+    @app.exception_handler(psycopg.OperationalError)
+    async def database_unreachable(_: Request, exc: psycopg.OperationalError) -> JSONResponse:
+        # Postgres is down or restarting (or the pool has no connection to give): a retry will do.
+        response = JSONResponse(unavailable_body(exc), status_code=503, media_type="application/problem+json")
+        response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
 
     @app.exception_handler(NpcworldError)
     async def domain_error(_: Request, exc: NpcworldError) -> JSONResponse:

@@ -14,18 +14,18 @@ from collections.abc import Iterator
 
 import uvicorn
 
-from npcworld.db import apply_migrations, open_pool
+from npcworld.db import database_reachable, open_pool
 from npcworld.embeddings import Embedder, PrefetchingEmbedder
 from npcworld.llm import build_llm
-from npcworld.messaging import ensure_topics
-from npcworld.service import configure_logging
+from npcworld.messaging.reconnect import Backoff
+from npcworld.service import configure_logging, start_dependencies
 from npcworld.settings import resolve_endpoints
 from npcworld.telemetry import configure_telemetry
 from npcworld.telemetry.health import HealthServer
 from services.memory.api import create_app
 from services.memory.batching import MemoryConsumerLoop
 from services.memory.deps import MemoryDeps
-from services.memory.handlers import HANDLERS
+from services.memory.handlers import HANDLERS, PREPARE
 from services.memory.importance import LLMImportanceRater
 from services.memory.indexing import maintain_indexes
 from services.memory.projection import build_projection
@@ -54,13 +54,22 @@ async def serve_memory(
     started: asyncio.Event | None = None,
 ) -> None:
     """Run the consumer loop and the internal API until ``stop`` is set (``started``: API accepting)."""
-    url = resolve_endpoints(settings).database_url
-    pool = await open_pool(url, max_size=8, name="memory-api")
+    endpoints = resolve_endpoints(settings)
+    url = endpoints.database_url
+    # Postgres away at start is waited out with backoff (later outages: the loop backs off, the API
+    # answers errors that its callers retry).
+    pool = await start_dependencies("memory-api", endpoints, stop, pool_size=8, topics=False)
+    if pool is None:
+        return
     # Call records of the importance ratings get a pool of their own. The consumer rates inside its
     # transaction, holding row locks that API retrievals may be waiting for; were the records written
     # through the API's pool, a burst of such retrievals could hold every connection while the consumer
     # waits for one: a wait cycle Postgres cannot see, broken only by the pool's timeout.
-    llm_pool = await open_pool(url, max_size=2, name="memory-llm")
+    llm_pool = await Backoff("memory-llm pool").call(
+        lambda: open_pool(url, max_size=2, name="memory-llm"), stop)
+    if llm_pool is None:
+        await pool.close()
+        return
     try:
         deps = MemoryDeps(
             embedder=PrefetchingEmbedder(embedder or settings.build_embedder()),
@@ -92,17 +101,15 @@ async def serve_memory(
 async def _consume(name: str, settings: Settings, deps: MemoryDeps, stop: asyncio.Event) -> None:
     """npcworld.service.serve with the memory consumer loop (which embeds each poll in one call)."""
     endpoints = resolve_endpoints(settings)
-    await asyncio.to_thread(apply_migrations, endpoints.database_url)
-    await ensure_topics(endpoints.kafka_bootstrap_servers)
-    pool = await open_pool(endpoints.database_url, max_size=4, name=name)
+    pool = await start_dependencies(name, endpoints, stop)
+    if pool is None:
+        return
     try:
         loop = MemoryConsumerLoop(name, HANDLERS, deps, projection=build_projection(deps, name), pool=pool,
-                                  bootstrap=endpoints.kafka_bootstrap_servers)
+                                  bootstrap=endpoints.kafka_bootstrap_servers, prepare=PREPARE)
 
         async def readiness() -> dict[str, bool]:
-            async with pool.connection() as conn:
-                await conn.execute("SELECT 1")
-            return {"database": True, "consumer": loop.started.is_set()}
+            return {"database": await database_reachable(pool), "consumer": loop.started.is_set()}
 
         health = HealthServer(settings.health_port, readiness)
         await health.start()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from psycopg_pool import AsyncConnectionPool
+
 from npcworld.contracts import (
     ConversationEnded,
     DayPlanned,
@@ -19,19 +21,20 @@ from npcworld.contracts import (
 )
 from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
+from npcworld.messaging import Prepare
 from npcworld.projection import Projection
 from services.memory import projection
 from services.memory.deps import MemoryDeps
 from services.memory.domain import MemoryDraft, NpcRef, chat_memories, persona_summary, split_seed
-from services.memory.holding import held_in_stepped_worlds, release_held
+from services.memory.holding import held_in_stepped_worlds, release_held, release_in_chunks
 from services.memory.projection import NoImportanceRater
 from services.memory.recording import is_repeated_observation, record_memories
 from services.memory.settings import Settings
 
 __all__ = ["HANDLERS", "build_projection", "on_day_planned", "on_npc_created", "on_observation_made",
            "on_plan_revised", "on_reflection_completed", "on_world_deleted"]
-__all__ += ["on_conversation_ended", "on_inner_voice_given", "on_npc_replied", "on_step_released",
-            "on_utterance_spoken"]
+__all__ += ["PREPARE", "on_conversation_ended", "on_inner_voice_given", "on_npc_replied", "on_step_released",
+            "on_utterance_spoken", "release_steps"]
 
 Handler = Callable[[Envelope, UnitOfWork, MemoryDeps], Awaitable[None]]
 
@@ -191,6 +194,15 @@ _RECORDING: dict[str, Handler] = {
 async def on_step_released(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
     """StepCompleted, or a clock that stops stepping: record what the step held back, in a fixed order."""
     await release_held(event, uow, deps, _RECORDING)
+
+
+async def release_steps(events: list[Envelope], deps: MemoryDeps, pool: AsyncConnectionPool) -> None:
+    """Before a poll's transaction: release its steps' held writes in short transactions of their own."""
+    await release_in_chunks(events, deps, pool, _RECORDING)
+
+
+# The consumer loop's prepare hook (npcworld.messaging.Prepare); on_step_released then finds little left.
+PREPARE = Prepare(frozenset({"StepCompleted", "ClockChanged"}), release_steps)
 
 
 HANDLERS: dict[str, Handler] = {

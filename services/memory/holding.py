@@ -5,21 +5,44 @@ observations, utterances and plans; which retrieval saw which new memory used to
 Holding the writes until the step's barrier makes every retrieval of a step see exactly the memories of
 the earlier steps, so the same seed gives the same simulation. Worlds on a real-time clock (or none) are
 written at once, as before.
+
+A step of a large world holds thousands of writes. They are released before the StepCompleted's own
+transaction, a few at a time (``release_in_chunks``, the consumer loop's prepare hook): each chunk's
+ratings and embeddings are computed with no transaction open, then its rows are deleted and its handlers
+run in one short transaction, so no transaction waits on a model and the outbox relay (which publishes
+only rows older than every open writer) keeps moving. The events the chunks append are parked in
+``memory_unpublished`` and moved to the outbox together at the end, so other services (reflection reads
+an NPC's stream when its MemoryRecorded events add up) see a step's memories all at once, as before. The
+StepCompleted is claimed, with whatever is left (normally nothing), in its own transaction afterwards, so
+the step barrier waits for the whole release, and a crash in between resumes it on redelivery: each held
+row is removed in the transaction that applies it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import dataclasses
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from npcworld.contracts import ClockChanged, Envelope
-from npcworld.eventstore import UnitOfWork
+from psycopg_pool import AsyncConnectionPool
+
+from npcworld.contracts import ClockChanged, Envelope, StepCompleted
+from npcworld.embeddings import PrefetchingEmbedder
+from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.stepping import steps
 from services.memory.batching import prefetch_embeddings
 from services.memory.deps import MemoryDeps
+from services.memory.gathering import PrefetchingRater, gather_slow_calls
+from services.memory.repository import HeldRelease
 
-__all__ = ["held_in_stepped_worlds", "release_held"]
+__all__ = ["held_in_stepped_worlds", "release_held", "release_in_chunks"]
 
 Handler = Callable[[Envelope, UnitOfWork, MemoryDeps], Awaitable[None]]
+
+_RELEASE = HeldRelease()
+CHUNK = 64  # held writes read (and their slow calls made) at a time
+BUDGET_SECONDS = 0.5  # a chunk's transaction commits once it has been open this long
 
 
 def held_in_stepped_worlds(handler: Handler) -> Handler:
@@ -35,16 +58,30 @@ def held_in_stepped_worlds(handler: Handler) -> Handler:
     return hold_or_handle
 
 
+def _release_bound(event: Envelope) -> tuple[bool, uuid.UUID | None]:
+    """Whether ``event`` releases held writes, and the event they must have been stored before (None: all).
+
+    A StepCompleted releases what was stored before it; a clock that stops stepping releases everything."""
+    if isinstance(event.payload, StepCompleted):
+        return True, event.event_id
+    if isinstance(event.payload, ClockChanged):
+        return not steps(event.payload), None
+    return False, None
+
+
 async def release_held(
     event: Envelope, uow: UnitOfWork, deps: MemoryDeps, handlers: Mapping[str, Handler]
 ) -> int:
     """Run the world's held events through their handlers (one embedding call for all); returns how many.
 
-    Called for StepCompleted, and for a ClockChanged that stops the stepping. Each held event stays the
-    cause of what its handler writes."""
-    if isinstance(event.payload, ClockChanged) and steps(event.payload):
+    Called for StepCompleted, and for a ClockChanged that stops the stepping, in the transaction that claims
+    it; ``release_in_chunks`` has normally released them already. Each held event stays the cause of what
+    its handler writes."""
+    releases, before = _release_bound(event)
+    if not releases:
         return 0
-    held = await deps.repository.take_held(uow.conn, event.tenant_id, event.world_id, accesses=False)
+    await _RELEASE.publish_parked(uow.conn, event.tenant_id, event.world_id)  # normally done already
+    held = await _RELEASE.take_all(uow.conn, event.tenant_id, event.world_id, before=before)
     if not held:
         return 0
     await prefetch_embeddings(held, deps)
@@ -53,3 +90,74 @@ async def release_held(
         await handlers[original.type](original, caused, deps)
         uow.appended.extend(caused.appended)
     return len(held)
+
+
+async def release_in_chunks(
+    events: Sequence[Envelope],
+    deps: MemoryDeps,
+    pool: AsyncConnectionPool,
+    handlers: Mapping[str, Handler],
+    *,
+    chunk: int = CHUNK,
+) -> int:
+    """Release the held writes of each releasing event in ``events`` in short transactions (module
+    docstring), in the same order ``release_held`` would apply them; returns how many were applied."""
+    released = 0
+    for event in events:
+        releases, before = _release_bound(event)
+        if not releases:
+            continue
+        try:
+            released += await _release_world(event, before, deps, pool, handlers, chunk)
+        finally:
+            # The step's memories become visible together (also after a failure: nothing may stay parked).
+            async with pool.connection() as conn:
+                await _RELEASE.publish_parked(conn, event.tenant_id, event.world_id)
+    return released
+
+
+async def _release_world(
+    event: Envelope, before: uuid.UUID | None, deps: MemoryDeps, pool: AsyncConnectionPool,
+    handlers: Mapping[str, Handler], chunk: int,
+) -> int:
+    released = 0
+    # Caches of this release's own (the poll's prefetched embeddings stay for the poll's handlers); a chunk
+    # cut short by the time budget leaves rows whose slow calls are made already.
+    local, gathered = _prefetching(deps), set()
+    while True:
+        async with pool.connection() as conn:
+            rows = await _RELEASE.peek(conn, event.tenant_id, event.world_id, before=before, limit=chunk)
+        if not rows:
+            return released
+        fresh = [e for _, e in rows if e.event_id not in gathered]
+        await gather_slow_calls(fresh, local, pool, handlers)
+        gathered.update(e.event_id for _, e in rows)
+        released += await _apply(event, rows, local, pool, handlers)
+
+
+async def _apply(
+    event: Envelope, chunk: Sequence[tuple[int, Envelope]], deps: MemoryDeps, pool: AsyncConnectionPool,
+    handlers: Mapping[str, Handler],
+) -> int:
+    """Remove and apply held rows in order in one transaction, until the chunk or the time budget ends; the
+    events they append are parked until the release ends."""
+    applied, store, started = 0, EventStore(), time.monotonic()
+    async with pool.connection() as conn, conn.transaction():
+        appended: list[uuid.UUID] = []
+        for held_id, original in chunk:
+            if not await _RELEASE.take(conn, held_id):
+                continue  # released meanwhile by another instance of the service
+            uow = UnitOfWork(conn, store, cause=original)
+            await handlers[original.type](original, uow, deps)
+            appended += [e.event_id for e in uow.appended]
+            applied += 1
+            if time.monotonic() - started > BUDGET_SECONDS:
+                break
+        await _RELEASE.park(conn, event.tenant_id, event.world_id, appended)
+    return applied
+
+
+def _prefetching(deps: MemoryDeps) -> MemoryDeps:
+    embedder = deps.embedder.inner if isinstance(deps.embedder, PrefetchingEmbedder) else deps.embedder
+    rater = deps.rater.inner if isinstance(deps.rater, PrefetchingRater) else deps.rater
+    return dataclasses.replace(deps, embedder=PrefetchingEmbedder(embedder), rater=PrefetchingRater(rater))

@@ -7,6 +7,7 @@ replay), otherwise the description is embedded again with the configured embedde
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,12 +37,25 @@ class NoImportanceRater:
 
 
 def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
-    """The memory read model's appliers, bound to the embedder they fall back on."""
+    """The memory read model's appliers, bound to the embedder they fall back on.
+
+    The reactions write a new memory's rows themselves, with the vector they just computed; those are the
+    rows ``apply_recorded`` writes for the MemoryRecorded event (same key, source and times), which the
+    consumer reads back and claims. So this projection is not folded on append (``fold_on_append``), and a
+    rebuild of a quiet world equals the live one row for row.
+    """
     kept = {"vectors": False}
 
-    async def keep_vectors(conn: AsyncConnection[Any]) -> None:
+    async def keep_derived(conn: AsyncConnection[Any]) -> None:
+        """Before a rebuild: keep vectors and per-stream index flags (derived data, not in the events), and
+        drop the held last accesses, which the fold holds again from their claimed events."""
         await deps.repository.keep_vectors(conn)
+        await deps.repository.keep_own_indexes(conn)
+        await deps.repository.drop_held_accesses(conn)
         kept["vectors"] = True
+
+    async def restore_derived(conn: AsyncConnection[Any]) -> None:
+        await deps.repository.restore_own_indexes(conn)
 
     async def recorded(event: Envelope, conn: AsyncConnection[Any]) -> None:
         await apply_recorded(conn, deps, event, kept_vectors=kept["vectors"])
@@ -78,7 +92,9 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
         TABLES,
         {"NpcCreated": npc_created, "MemoryRecorded": recorded, "MemoriesAccessed": accessed,
          "WorldDeleted": world_deleted, "ClockChanged": clock_changed, "StepCompleted": step_completed},
-        prepare=keep_vectors,
+        prepare=keep_derived,
+        finish=restore_derived,
+        fold_on_append=False,
     )
 
 
@@ -107,8 +123,9 @@ async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope, *, kept_
         stored = EmbeddingSpace(model, stream.embedding_dims or 0) if stream.embedding_model else None
         check_space(stored, EmbeddingSpace.of(deps.embedder), f"NPC {npc.npc_id!r}")
         model, vectors = deps.embedder.model, await deps.embedder.embed([p.description])
-    return await deps.repository.add(conn, stream, [memory], vectors, model=model,
-                                     source_event_id=event.event_id)
+    # The source is the event the memory was recorded for, as the recording reaction writes it.
+    source = event.causation_id or uuid.UUID(int=0)
+    return await deps.repository.add(conn, stream, [memory], vectors, model=model, source_event_id=source)
 
 
 async def apply_accessed(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:

@@ -23,6 +23,7 @@ from services.memory.domain import (
     memory_stream_id,
     state_key,
 )
+from services.memory.gathering import DraftCollector
 
 __all__ = ["is_repeated_observation", "record_memories"]
 
@@ -55,6 +56,9 @@ async def record_memories(
     check_space(stored, space, f"NPC {stream.npc.npc_id!r}")
     texts = [d.description for d in drafts]
     context = RatingContext(stream.npc, stream.name or stream.npc.npc_id, stream.persona, at)
+    if isinstance(deps.rater, DraftCollector):  # a dry run (services/memory/gathering.py): nothing is written
+        deps.rater.collect(texts, context)
+        return []
     ratings, vectors = await asyncio.gather(deps.rater.rate(texts, context), deps.embedder.embed(texts))
     if len(ratings.scores) != len(drafts):
         raise TransientError(

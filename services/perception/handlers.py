@@ -1,4 +1,9 @@
-"""perception: projection appliers (layout, positions, activities, object states) and the per-step pass."""
+"""perception: projection appliers (layout, positions, activities, object states) and the per-step pass.
+
+The reactions only append events; what an NPC has seen (``pc_seen``) and its spatial memory are folded from
+its ObservationMade and PlacesDiscovered events by the appliers, in the reaction's transaction (the consumer
+loop folds a reaction's own events, npcworld.projection), so a rebuild reproduces them.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ from npcworld.contracts import (
 )
 from npcworld.eventstore import UnitOfWork
 from npcworld.projection import Projection
-from services.perception.domain import Percept, perceive_step
+from services.perception.domain import Percept, perceive_step, seen_entity
 from services.perception.layouts import LayoutCache
 from services.perception.repository import TABLES, PerceptionRepository
 
@@ -69,6 +74,16 @@ async def apply_action_decided(event: Envelope, conn: AsyncConnection[Any]) -> N
     await PerceptionRepository(conn).set_activity(event.world_id, event.npc_id, event.payload.description)
 
 
+async def apply_observation_made(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    """What the NPC last perceived of an entity (observations posted by studios are not perception's)."""
+    p = event.payload
+    assert isinstance(p, ObservationMade)
+    if event.npc_id is None or p.source != "perception" or p.subject is None or p.location is None:
+        return
+    entity = seen_entity(p.subject, p.location)
+    await PerceptionRepository(conn).remember_seen(event.world_id, [(event.npc_id, entity, p.description)])
+
+
 async def apply_places_discovered(event: Envelope, conn: AsyncConnection[Any]) -> None:
     assert isinstance(event.payload, PlacesDiscovered) and event.npc_id is not None
     await PerceptionRepository(conn).add_known_places(event.world_id, event.npc_id, event.payload.paths)
@@ -88,7 +103,6 @@ async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: PerceptionDeps)
     if paths:
         found = uow.new_event(PlacesDiscovered(paths=paths), npc_id=event.payload.npc_id)
         await uow.append(perception_stream(event.world_id), [found])
-        await PerceptionRepository(uow.conn).add_known_places(event.world_id, event.payload.npc_id, paths)
 
 
 async def on_world_ticked(event: Envelope, uow: UnitOfWork, deps: PerceptionDeps) -> None:
@@ -104,11 +118,6 @@ async def on_world_ticked(event: Envelope, uow: UnitOfWork, deps: PerceptionDeps
     out += [uow.new_event(PlacesDiscovered(paths=s.places), npc_id=s.npc_id) for s in taken_in if s.places]
     if out:
         await uow.append(perception_stream(event.world_id), out)
-        await repo.remember_seen(
-            event.world_id, [(s.npc_id, p.entity, p.description) for s in taken_in for p in s.percepts]
-        )
-        for s in (s for s in taken_in if s.places):
-            await repo.add_known_places(event.world_id, s.npc_id, s.places)
 
 
 def _observation(p: Percept) -> ObservationMade:
@@ -131,6 +140,7 @@ PROJECTION = Projection(
         "ObjectStateChanged": apply_object_state_changed,
         "ActionDecided": apply_action_decided,
         "PlacesDiscovered": apply_places_discovered,
+        "ObservationMade": apply_observation_made,
     },
 )
 HANDLERS: dict[str, Any] = {

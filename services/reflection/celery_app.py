@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 
 from celery import Celery
+from kombu.exceptions import OperationalError as KombuOperationalError
+from sqlalchemy.exc import OperationalError as SQLAlchemyOperationalError
 
+from npcworld.errors import TransientError
 from services.reflection.job import ReflectionJob
 from services.reflection.settings import ReflectionSettings
 
@@ -47,7 +50,15 @@ class CeleryJobQueue:
         self._queue = queue
 
     async def enqueue(self, job: ReflectionJob) -> None:
-        """Send the job; raises the broker's connection error when it cannot (the event is retried)."""
-        await asyncio.to_thread(
-            self._app.send_task, TASK_NAME, args=[job.model_dump(mode="json")], queue=self._queue
-        )
+        """Send the job.
+
+        Raises:
+            TransientError: the Celery broker is unreachable (the embedded one is Postgres: down or
+                restarting); the consumer loop then retries the event with backoff, never dead-letters it.
+        """
+        try:
+            await asyncio.to_thread(
+                self._app.send_task, TASK_NAME, args=[job.model_dump(mode="json")], queue=self._queue
+            )
+        except (KombuOperationalError, SQLAlchemyOperationalError, OSError) as exc:
+            raise TransientError(f"the Celery broker is unreachable: {exc}") from exc

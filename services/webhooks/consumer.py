@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import signal
 
-from npcworld.db import apply_migrations, open_pool
+from npcworld.db import database_reachable
 from npcworld.messaging import Heartbeat
-from npcworld.service import configure_logging
+from npcworld.messaging.reconnect import Backoff
+from npcworld.service import configure_logging, start_dependencies
 from npcworld.settings import resolve_endpoints
 from npcworld.telemetry import configure_telemetry
 from npcworld.telemetry.health import HealthServer
@@ -24,25 +25,26 @@ CONSUMER = "webhooks"
 
 async def serve(settings: Settings, stop: asyncio.Event | None = None) -> None:
     """Migrate, then dispatch until ``stop`` is set (or SIGTERM/SIGINT arrives)."""
-    url = resolve_endpoints(settings).database_url
-    await asyncio.to_thread(apply_migrations, url)
+    endpoints = resolve_endpoints(settings)
+    url = endpoints.database_url
     if stop is None:
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    pool = await open_pool(url, max_size=4, name=CONSUMER)
+    # Postgres away (at start or later) is waited out with backoff; the dispatcher reads no Kafka.
+    pool = await start_dependencies(CONSUMER, endpoints, stop, topics=False)
+    if pool is None:
+        return
     try:
         dispatcher = Dispatcher(pool, settings, url)
 
         async def readiness() -> dict[str, bool]:
-            async with pool.connection() as conn:
-                await conn.execute("SELECT 1")
-            return {"database": True, "dispatcher": dispatcher.started.is_set()}
+            return {"database": await database_reachable(pool), "dispatcher": dispatcher.started.is_set()}
 
         health = HealthServer(settings.health_port, readiness)
         heartbeat = Heartbeat(pool, CONSUMER, ())  # reads the store itself: owes no Kafka events
         await health.start()
-        await heartbeat.start()
+        await Backoff(f"{CONSUMER} heartbeat").call(heartbeat.start, stop)
         try:
             await dispatcher.run(stop)
         finally:

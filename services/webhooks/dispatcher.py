@@ -12,6 +12,9 @@ import httpx
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld.egress import PinnedTransport
+from npcworld.errors import EgressRefusedError
+from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
 from npcworld.telemetry import tracer
 from services.webhooks.domain import SIGNATURE_HEADER, after_attempt, signature_header
 from services.webhooks.repository import Claimed, DispatchRepository
@@ -46,18 +49,36 @@ class Dispatcher:
         self.policy = settings.retry_policy()
         self.wake = asyncio.Event()
         self.started = asyncio.Event()
+        self._stop = asyncio.Event()
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Fan out and send until ``stop`` is set; appends (NOTIFY) and due retries wake it."""
+        """Fan out and send until ``stop`` is set; appends (NOTIFY) and due retries wake it.
+
+        A lost Postgres is waited out with backoff (``npcworld.messaging.reconnect``): fan-out is one
+        transaction per batch, so a cut one rolls back and is done again; an attempt already made keeps
+        its outcome in memory until it can be recorded, so the receiver is not called twice for it.
+        """
+        self._stop = stop
         listener = asyncio.create_task(self._listen())
+        backoff = Backoff("webhooks dispatcher")
         try:
-            async with httpx.AsyncClient(timeout=self.settings.webhook_timeout_seconds) as client:
+            # Every connection resolves the receiver's host, checks each address against the egress
+            # policy and connects to a checked one (docs/webhooks.md, "Where deliveries may go").
+            transport = PinnedTransport(self.settings.allow_list())
+            async with httpx.AsyncClient(
+                timeout=self.settings.webhook_timeout_seconds, transport=transport
+            ) as client:
                 self.started.set()
                 while not stop.is_set():
-                    await self._fan_out()
-                    sent = await self._send_due(client)
-                    if not sent:
-                        await self._idle(stop)
+                    try:
+                        await self._fan_out()
+                        sent = await self._send_due(client)
+                        if not sent:
+                            await self._idle(stop)
+                    except DEPENDENCY_ERRORS as exc:
+                        await backoff.failed(exc, stop)
+                        continue
+                    backoff.succeeded()
         finally:
             listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -91,6 +112,7 @@ class Dispatcher:
         started = time.perf_counter()
         status_code: int | None = None
         error: str | None = None
+        refused = False
         with tracer().start_as_current_span(
             "webhook.deliver", attributes={"event_id": str(claimed.event_id)}
         ):
@@ -101,10 +123,16 @@ class Dispatcher:
                     error = f"HTTP {status_code}"
             except httpx.HTTPError as exc:
                 error = f"{type(exc).__name__}: {exc}"[:500]
-        outcome = after_attempt(self.policy, claimed.attempt, status_code)
+            except EgressRefusedError as exc:  # permanent: the receiver's address is refused
+                error, refused = f"refused by the egress policy: {exc}"[:500], True
+        outcome = after_attempt(self.policy, claimed.attempt, status_code, permanent=refused)
         elapsed = (time.perf_counter() - started) * 1000
-        async with self.pool.connection() as conn:
-            await DispatchRepository(conn).record(claimed, (status_code, error, elapsed), outcome)
+
+        async def record() -> None:
+            async with self.pool.connection() as conn:
+                await DispatchRepository(conn).record(claimed, (status_code, error, elapsed), outcome)
+
+        await Backoff(f"webhook delivery {claimed.delivery_id}").call(record, self._stop)
         if outcome.status == "failed":
             logger.warning(
                 "webhook delivery %s failed after %d attempts (event_id=%s world_id=%s): %s",
@@ -126,12 +154,13 @@ class Dispatcher:
         self.wake.clear()
 
     async def _listen(self) -> None:
+        backoff = Backoff("webhook dispatcher's LISTEN connection (polling meanwhile)")
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(self.database_url, autocommit=True) as conn:
                     await conn.execute(f"LISTEN {_CHANNEL}")
+                    backoff.succeeded()
                     async for _ in conn.notifies():
                         self.wake.set()
-            except psycopg.OperationalError:
-                logger.warning("webhook dispatcher lost its LISTEN connection; polling meanwhile")
-                await asyncio.sleep(1.0)
+            except psycopg.OperationalError as exc:
+                await backoff.failed(exc)

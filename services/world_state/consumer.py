@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 
-from npcworld.db import apply_migrations, open_pool
-from npcworld.service import ServiceContext, configure_logging, serve
+from npcworld.service import ServiceContext, configure_logging, serve, start_dependencies
 from npcworld.settings import resolve_endpoints
 from npcworld.telemetry import configure_telemetry
 from services.world_state.handlers import CONSUMER, HANDLERS, PROJECTION, WorldStateDeps
@@ -18,15 +17,17 @@ from services.world_state.trees import TreeCache
 
 async def run(settings: Settings, stop: asyncio.Event) -> None:
     """The consumer loop and, unless disabled, the ticker, until ``stop`` is set."""
-    url = resolve_endpoints(settings).database_url
-    await asyncio.to_thread(apply_migrations, url)
+    endpoints = resolve_endpoints(settings)
     trees = TreeCache()
 
     async def deps_factory(_: ServiceContext) -> WorldStateDeps:
         return WorldStateDeps(trees)
 
     tasks = [serve(CONSUMER, settings, HANDLERS, deps_factory=deps_factory, projection=PROJECTION, stop=stop)]
-    pool = await open_pool(url, max_size=3, name="world_state-ticker")
+    # Postgres away at start is waited out (and later on too: the loop and the ticker back off).
+    pool = await start_dependencies("world_state-ticker", endpoints, stop, pool_size=3, topics=False)
+    if pool is None:
+        return
     try:
         if settings.ticker_enabled:
             probe = PipelineProbe(pool, quiet_checks=settings.stepped_quiet_checks)

@@ -1,4 +1,9 @@
-"""world_state projection appliers and reactions: templates become worlds, decided actions become routes."""
+"""world_state projection appliers and reactions: templates become worlds, decided actions become routes.
+
+Reactions never write the read model: they append events (``ActionStarted``, ``NpcsMoved``, ...) and the
+consumer loop folds those through the appliers below in the same transaction (npcworld.projection), as the
+ticker does for its own events. So ``npcworld replay --service world_state`` rebuilds every column.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from psycopg import AsyncConnection
 
 from npcworld.contracts import (
     ActionDecided,
+    ActionStarted,
     ClockChanged,
     Envelope,
     NpcCreated,
@@ -24,7 +30,7 @@ from npcworld.eventstore import UnitOfWork
 from npcworld.fork import world_stream
 from npcworld.projection import Projection
 from npcworld.templates import load_template
-from services.world_state.domain import WorldTree, apply_change, start_action
+from services.world_state.domain import WorldTree, action_started, apply_change, start_action
 from services.world_state.repository import TABLES, WorldRepository
 from services.world_state.trees import TreeCache
 
@@ -74,31 +80,49 @@ async def apply_npc_created(event: Envelope, conn: AsyncConnection[Any]) -> None
 
 
 async def apply_npcs_moved(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    """Positions; a step world-state walked also takes the tile off the front of the NPC's route."""
     assert isinstance(event.payload, NpcsMoved)
     repo = WorldRepository(conn)
+    walked = event.payload.source == "world_state"
     for move in event.payload.moves:
-        await repo.apply_move(event.world_id, move.npc_id, move.path, move.tile, event.event_id)
+        await repo.apply_move(
+            event.world_id, move.npc_id, move.path, move.tile, event.event_id, walked=walked
+        )
 
 
 async def apply_object_state_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    """The object's state; an NPC's action taking hold of the object (or letting it go) is the NPC's too."""
     p = event.payload
     assert isinstance(p, ObjectStateChanged)
-    await WorldRepository(conn).set_object_state(
-        event.world_id, p.object_path, p.state, p.source, event.event_id
-    )
+    repo = WorldRepository(conn)
+    await repo.set_object_state(event.world_id, p.object_path, p.state, p.source, event.event_id)
+    if p.by_npc is not None and p.source == "action":
+        await repo.hold_object(event.world_id, p.by_npc, p.object_path)
+    elif p.by_npc is not None and p.source == "idle":
+        await repo.release_object(event.world_id, p.by_npc, p.object_path)
+
+
+async def apply_action_started(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    assert isinstance(event.payload, ActionStarted) and event.npc_id is not None
+    await WorldRepository(conn).start_action(event.world_id, event.npc_id, event.payload, event.event_id)
 
 
 async def apply_clock_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    """Pause, resume or re-pace; the change's ``recorded_at`` counts as the last tick (a real-time clock's
+    first step after a change waits a full interval), never moving it back."""
     assert isinstance(event.payload, ClockChanged)
     repo = WorldRepository(conn)
     clock = await repo.clock(event.world_id)
     if clock is not None:
-        await repo.save_clock(apply_change(clock, event.payload, 0.0))
+        await repo.save_clock(apply_change(clock, event.payload, event.recorded_at.timestamp()))
 
 
 async def apply_world_ticked(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    """The step and world time; the tick's ``recorded_at`` paces the next one (never moving it back)."""
     assert isinstance(event.payload, WorldTicked)
-    await WorldRepository(conn).apply_tick(event.world_id, event.payload.step, event.world_time)
+    await WorldRepository(conn).apply_tick(
+        event.world_id, event.payload.step, event.world_time, event.recorded_at.timestamp()
+    )
 
 
 async def on_world_created(event: Envelope, uow: UnitOfWork, deps: WorldStateDeps) -> None:
@@ -123,11 +147,14 @@ async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: WorldStateDeps)
     placed = NpcMove(npc_id=npc.npc_id, path=tree.address(npc.tile) or npc.path, tile=npc.tile)
     moved = uow.new_event(NpcsMoved(moves=(placed,)), npc_id=npc.npc_id)
     await uow.append(f"positions-{event.world_id}", [moved])
-    await repo.apply_move(event.world_id, npc.npc_id, placed.path, npc.tile, moved.event_id)
 
 
 async def on_action_decided(event: Envelope, uow: UnitOfWork, deps: WorldStateDeps) -> None:
-    """The NPC takes up its action: a route to the action's place, its object state applied on arrival."""
+    """The NPC takes up its action: a route to the action's place, its object state applied on arrival.
+
+    The NPC rows stay locked until commit, so the route starts from the tile the ticker last wrote and this
+    ActionStarted is stored after that step's NpcsMoved: store order is the order of the fold.
+    """
     assert isinstance(event.payload, ActionDecided) and event.npc_id is not None
     repo = WorldRepository(uow.conn)
     tree = await deps.trees.get(repo, event.world_id)
@@ -135,7 +162,8 @@ async def on_action_decided(event: Envelope, uow: UnitOfWork, deps: WorldStateDe
     npc = npcs.get(event.npc_id)
     if tree is None or npc is None:
         return
-    await repo.save_npc_states(event.world_id, [start_action(tree, npc, event.payload)], moved_by=None)
+    started = action_started(npc, start_action(tree, npc, event.payload))
+    await uow.append(f"actions-{event.world_id}", [uow.new_event(started)])
 
 
 PROJECTION = Projection(
@@ -151,6 +179,7 @@ PROJECTION = Projection(
         "ObjectStateChanged": apply_object_state_changed,
         "ClockChanged": apply_clock_changed,
         "WorldTicked": apply_world_ticked,
+        "ActionStarted": apply_action_started,
     },
 )
 HANDLERS: dict[str, Any] = {

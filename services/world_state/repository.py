@@ -11,6 +11,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
 from npcworld.contracts import (
+    ActionStarted,
     Envelope,
     NpcCreated,
     ObjectStateChange,
@@ -142,50 +143,67 @@ class WorldRepository:
             await cur.execute(_NPC_STATE + (" FOR UPDATE" if lock else ""), (world_id,))
             return [_npc_state(row) for row in await cur.fetchall()]
 
-    async def save_npc_states(self, world_id: str, states: list[NpcState], moved_by: UUID | None) -> None:
-        rows = [
-            (
-                s.path,
-                s.tile[0] if s.tile else None,
-                s.tile[1] if s.tile else None,
-                json.dumps(s.route),
-                s.target,
-                s.action,
-                s.emoji,
-                s.action_end,
-                s.pending_state.model_dump_json() if s.pending_state else None,
-                s.held_object,
-                moved_by,
-                world_id,
-                s.npc_id,
-            )
-            for s in states
-        ]
-        async with self.conn.cursor() as cur:
-            await cur.executemany(
-                "UPDATE ws_npcs SET location = %s, tile_x = %s, tile_y = %s, route = %s, target = %s,"
-                " action = %s,"
-                " emoji = %s, action_end = %s, pending_state = %s, held_object = %s,"
-                " moved_by = coalesce(%s, moved_by) WHERE world_id = %s AND npc_id = %s",
-                rows,
-            )
+    async def start_action(self, world_id: str, npc_id: str, started: ActionStarted, by: UUID) -> None:
+        """The NPC's current action and route, unless a newer action was written already."""
+        await self.conn.execute(
+            "UPDATE ws_npcs SET action = %(action)s, emoji = %(emoji)s, action_end = %(end)s,"
+            " pending_state = %(pending)s, target = %(target)s, route = %(route)s,"
+            " location = coalesce(%(arrived)s, location), action_by = %(by)s"
+            " WHERE world_id = %(w)s AND npc_id = %(n)s AND (action_by IS NULL OR action_by < %(by)s)",
+            {
+                "action": started.description,
+                "emoji": started.emoji,
+                "end": started.ends_at,
+                "pending": started.object_state.model_dump_json() if started.object_state else None,
+                "target": started.target,
+                "route": json.dumps([list(t) for t in started.route]),
+                "arrived": started.arrived_at,
+                "by": by,
+                "w": world_id,
+                "n": npc_id,
+            },
+        )
 
     async def apply_move(
-        self, world_id: str, npc_id: str, path: str, tile: tuple[int, int] | None, moved_by: UUID
+        self,
+        world_id: str,
+        npc_id: str,
+        path: str,
+        tile: tuple[int, int] | None,
+        moved_by: UUID,
+        *,
+        walked: bool = False,
     ) -> None:
-        """A position from an event, unless a newer move was already written (replays never go back)."""
+        """A position from an event, unless a newer move was already written (replays never go back); a step
+        world-state ``walked`` also takes the tile off the front of the route."""
         await self.conn.execute(
-            "UPDATE ws_npcs SET location = %s, tile_x = %s, tile_y = %s, moved_by = %s"
-            " WHERE world_id = %s AND npc_id = %s AND (moved_by IS NULL OR moved_by < %s)",
-            (
-                path,
-                tile[0] if tile else None,
-                tile[1] if tile else None,
-                moved_by,
-                world_id,
-                npc_id,
-                moved_by,
-            ),
+            "UPDATE ws_npcs SET location = %(path)s, tile_x = %(x)s, tile_y = %(y)s, moved_by = %(by)s,"
+            " route = CASE WHEN %(walked)s AND route -> 0 = %(tile)s::jsonb THEN route - 0 ELSE route END"
+            " WHERE world_id = %(w)s AND npc_id = %(n)s AND (moved_by IS NULL OR moved_by < %(by)s)",
+            {
+                "path": path,
+                "x": tile[0] if tile else None,
+                "y": tile[1] if tile else None,
+                "tile": json.dumps(list(tile)) if tile else None,
+                "walked": walked,
+                "by": moved_by,
+                "w": world_id,
+                "n": npc_id,
+            },
+        )
+
+    async def hold_object(self, world_id: str, npc_id: str, path: str) -> None:
+        """The NPC's action took hold of the object: its pending state is applied."""
+        await self.conn.execute(
+            "UPDATE ws_npcs SET pending_state = NULL, held_object = %s WHERE world_id = %s AND npc_id = %s",
+            (path, world_id, npc_id),
+        )
+
+    async def release_object(self, world_id: str, npc_id: str, path: str) -> None:
+        """The NPC's action ended and let go of the object."""
+        await self.conn.execute(
+            "UPDATE ws_npcs SET held_object = NULL WHERE world_id = %s AND npc_id = %s AND held_object = %s",
+            (world_id, npc_id, path),
         )
 
     async def set_object_state(
@@ -211,9 +229,10 @@ class WorldRepository:
         return ClockState(**row) if row else None
 
     async def save_clock(self, clock: ClockState) -> None:
+        """The clock's settings; its last tick's wall time only ever moves forward (folds commute)."""
         await self.conn.execute(
             "UPDATE ws_clocks SET world_time = %s, step = %s, step_seconds = %s, speed = %s, paused = %s,"
-            " last_tick_wall = %s, until = %s WHERE world_id = %s",
+            " last_tick_wall = greatest(last_tick_wall, %s), until = %s WHERE world_id = %s",
             (
                 clock.world_time,
                 clock.step,
@@ -226,10 +245,13 @@ class WorldRepository:
             ),
         )
 
-    async def apply_tick(self, world_id: str, step: int, world_time: datetime) -> None:
+    async def apply_tick(self, world_id: str, step: int, world_time: datetime, wall: float) -> None:
+        """A step (never going back) and the wall time it was taken at, which paces real-time clocks."""
         await self.conn.execute(
-            "UPDATE ws_clocks SET step = %s, world_time = %s WHERE world_id = %s AND step < %s",
-            (step, world_time, world_id, step),
+            "UPDATE ws_clocks SET step = greatest(step, %(s)s),"
+            " world_time = CASE WHEN step < %(s)s THEN %(t)s ELSE world_time END,"
+            " last_tick_wall = greatest(last_tick_wall, %(wall)s) WHERE world_id = %(w)s",
+            {"s": step, "t": world_time, "wall": wall, "w": world_id},
         )
 
     async def has_held_work(self, world_id: str) -> bool:

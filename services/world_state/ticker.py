@@ -2,8 +2,10 @@
 
 Each tick is one transaction: lock the clock row (SKIP LOCKED, so several world_state replicas never tick
 the same world twice), walk NPCs one tile along their routes, apply object states of arrivals, append
-``NpcsMoved`` / ``ObjectStateChanged`` / ``WorldTicked`` and save the clock. A restart resumes from the
-saved clock. Stepped clocks first wait until the pipeline has digested the previous step.
+``NpcsMoved`` / ``ObjectStateChanged`` / ``WorldTicked`` and fold them into the read model (NPC rows, object
+states, the clock) through the projection's appliers, claimed for the world_state consumer (``projection``,
+whose name must be that consumer's). A restart resumes from the saved clock. Stepped clocks first wait
+until the pipeline has digested the previous step.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import Envelope, EventPayload, NpcsMoved, StepCompleted
 from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
+from npcworld.projection import Projection
 from services.world_state.domain import is_due, next_tick, step_npcs
+from services.world_state.handlers import HANDLERS, PROJECTION
 from services.world_state.quiescence import PipelineProbe
 from services.world_state.repository import WorldRepository
 from services.world_state.trees import TreeCache
@@ -42,17 +47,28 @@ class Ticker:
         *,
         poll_seconds: float = 0.01,
         stepped_max_wait: float = 600.0,
+        projection: Projection = PROJECTION,
     ) -> None:
         self.pool = pool
+        self.projection = projection
+        self.reactions = frozenset(HANDLERS)
         self.trees = trees
         self.probe = probe
         self.poll_seconds = poll_seconds
         self.stepped_max_wait = stepped_max_wait
 
     async def run(self, stop: asyncio.Event) -> None:
+        """Tick until ``stop`` is set. A lost Postgres is waited out with backoff: each tick is one
+        transaction, so one cut short rolls back and the clock resumes from what was committed."""
         logger.info("world clock ticker started")
+        backoff = Backoff("world clock ticker")
         while not stop.is_set():
-            ticked = await self.run_once()
+            try:
+                ticked = await self.run_once()
+            except DEPENDENCY_ERRORS as exc:
+                await backoff.failed(exc, stop)
+                continue
+            backoff.succeeded()
             if not ticked:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), self.poll_seconds)
@@ -125,18 +141,11 @@ class Ticker:
 
             events: list[Envelope] = []
             if tree is not None:
-                before = await repo.npc_states(world_id, lock=True)
-                result = step_npcs(tree, before, advanced.world_time)
-                moved = event(NpcsMoved(moves=tuple(result.moves))) if result.moves else None
-                changes = [(event(change, npc_id), change) for npc_id, change in result.object_changes]
-                events += ([moved] if moved else []) + [e for e, _ in changes]
-                changed = [after for b, after in zip(before, result.npcs, strict=True) if b != after]
-                await repo.save_npc_states(world_id, changed, moved.event_id if moved else None)
-                for envelope, change in changes:
-                    await repo.set_object_state(
-                        world_id, change.object_path, change.state, change.source, envelope.event_id
-                    )
+                result = step_npcs(tree, await repo.npc_states(world_id, lock=True), advanced.world_time)
+                events += [event(NpcsMoved(moves=tuple(result.moves)))] if result.moves else []
+                events += [event(change, npc_id) for npc_id, change in result.object_changes]
             events.append(event(ticked))
             await uow.append(clock_stream(world_id), events)
-            await repo.save_clock(advanced)
+            # The step's state is the fold of its events (npcworld.projection), like every reaction's.
+            await self.projection.apply_appended(conn, events, reactions=self.reactions)
         return True

@@ -31,6 +31,7 @@ from npcworld.contracts.reflection import (
 from npcworld.contracts.registry import EVENT_TYPES, decode_envelope, envelope_from_dict
 from npcworld.contracts.topics import ALL_TOPICS, DEAD_LETTER, RELAY_MARKER, Topic
 from npcworld.contracts.world import (
+    ActionStarted,
     ArenaDef,
     ClockChanged,
     NpcCreated,
@@ -54,6 +55,7 @@ __all__ = [
     "EVENT_TYPES",
     "RELAY_MARKER",
     "ActionDecided",
+    "ActionStarted",
     "ArenaDef",
     "ClockChanged",
     "Commitment",

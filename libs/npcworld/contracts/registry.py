@@ -24,6 +24,7 @@ from npcworld.contracts.perception import ObservationMade, PlacesDiscovered
 from npcworld.contracts.planning import ActionDecided, ConversationRequested, DayPlanned, PlanRevised
 from npcworld.contracts.reflection import ReflectionCompleted, ReflectionFailed, ReflectionTriggered
 from npcworld.contracts.world import (
+    ActionStarted,
     ClockChanged,
     NpcCreated,
     NpcsMoved,
@@ -70,6 +71,7 @@ EVENT_TYPES: Mapping[str, type[EventPayload]] = {
         NpcsMoved,
         ObjectStateChanged,
         ClockChanged,
+        ActionStarted,
     )
 }
 

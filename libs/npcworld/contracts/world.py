@@ -8,9 +8,11 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from npcworld.contracts.base import EventPayload
+from npcworld.contracts.planning import ObjectStateChange
 from npcworld.contracts.topics import WORLD, Topic
 
 __all__ = [
+    "ActionStarted",
     "ArenaDef",
     "ClockChanged",
     "NpcCreated",
@@ -177,6 +179,27 @@ class NpcsMoved(EventPayload):
 
     moves: tuple[NpcMove, ...] = Field(min_length=1)
     source: Literal["world_state", "studio"] = "world_state"
+
+
+class ActionStarted(EventPayload):
+    """World-state took up an NPC's decided action: what the NPC now does and the route it walks there.
+
+    The outcome of applying an ``ActionDecided`` to the world as it was at that moment (the NPC's tile, the
+    tile map), recorded so the world-state read model is a fold of events: ``route`` is the tiles still to
+    walk (empty when there is no tile map or the NPC is there already), ``arrived_at`` the place the NPC is
+    in at once when it already stood on the target tile.
+    """
+
+    event_type: ClassVar[str] = "ActionStarted"
+    topic: ClassVar[Topic] = WORLD
+
+    description: str = Field(min_length=1, max_length=1000)
+    emoji: str = Field(default="", max_length=16)
+    ends_at: datetime
+    target: str | None = Field(default=None, max_length=400, description="the place resolved in the tree")
+    route: tuple[tuple[int, int], ...] = ()
+    arrived_at: str | None = Field(default=None, max_length=400)
+    object_state: ObjectStateChange | None = None
 
 
 class ObjectStateChanged(EventPayload):

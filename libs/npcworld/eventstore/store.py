@@ -52,6 +52,8 @@ class EventFilter:
     npc_id: str | None = None
     types: tuple[str, ...] = ()
     until_world_time: datetime | None = None
+    # Only events this consumer has processed (a rebuild folds exactly those).
+    claimed_by: str | None = None
 
 
 def _stored(row: dict[str, Any]) -> StoredEvent:
@@ -144,6 +146,10 @@ class EventStore:
         if f.until_world_time is not None:
             clauses.append("world_time <= %s")
             params.append(f.until_world_time)  # type: ignore[arg-type]
+        if f.claimed_by is not None:
+            clauses.append("EXISTS (SELECT 1 FROM processed_events p"
+                           " WHERE p.consumer = %s AND p.event_id = events.event_id)")
+            params.append(f.claimed_by)  # type: ignore[arg-type]
         params.append(limit)
         sql = f"SELECT {_COLUMNS} FROM events WHERE {' AND '.join(clauses)} ORDER BY seq LIMIT %s"
         async with conn.cursor(row_factory=dict_row) as cur:

@@ -109,9 +109,19 @@ class Heartbeat:
             logger.warning("%s: could not withdraw its heartbeat: %r", self.name, exc)
 
     async def _run(self) -> None:
+        failing = False
         while True:
             await asyncio.sleep(self.seconds)
             try:
                 await self.beat()
-            except Exception as exc:  # a missed beat only means stepped clocks may stop waiting for us
-                logger.warning("%s: heartbeat failed: %r", self.name, exc)
+            except Exception as exc:
+                # A missed beat is the truth: a process that cannot reach Postgres is not digesting events,
+                # and after LIVE_SECONDS stepped clocks and `status` stop counting on it. Said once.
+                if not failing:
+                    logger.warning("%s: heartbeat failed (retried every %g s): %r", self.name,
+                                   self.seconds, exc)
+                failing = True
+                continue
+            if failing:
+                logger.info("%s: heartbeat written again", self.name)
+            failing = False

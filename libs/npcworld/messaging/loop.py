@@ -9,8 +9,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.errors import KafkaConnectionError, KafkaError
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.errors import KafkaError
 from aiokafka.structs import ConsumerRecord
 from opentelemetry.trace import SpanKind
 from psycopg import AsyncConnection
@@ -22,6 +22,8 @@ from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.messaging.dead_letter import DeadLetterer
 from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import make_consumer, make_producer
+from npcworld.messaging.ordering import in_store_order
+from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
 from npcworld.projection import Projection
 from npcworld.telemetry import context_from_headers, instruments, tracer
@@ -77,6 +79,7 @@ class ConsumerLoop(Generic[D]):
             raise ValueError(f"projection of {projection.consumer!r} given to consumer {name!r}")
         self.name = name
         self.handlers = handlers
+        self.projection = projection
         self.appliers = projection.appliers if projection else {}
         self.deps = deps
         self.pool = pool
@@ -93,51 +96,73 @@ class ConsumerLoop(Generic[D]):
 
     async def run(self, stop: asyncio.Event) -> None:
         """Consume until ``stop`` is set; the last batch is finished, unless it is waiting to retry a
-        transient failure (a database that is gone): then it is left uncommitted, to be redelivered."""
+        transient failure (a database that is gone): then it is left uncommitted, to be redelivered.
+
+        A lost Postgres or broker never ends the loop: it backs off (0.5 s doubling to 5 s, jittered) and
+        starts its Kafka consumer again when they are back (``npcworld.messaging.reconnect``). The heartbeat
+        is withdrawn only on a clean stop: a loop waiting for the broker still owes its events."""
         self._stop = stop
-        producer = make_producer(self.bootstrap, f"{self.name}-dlq")
-        await producer.start()
+        backoff = Backoff(f"consumer {self.name}")
+        producer = await backoff.call(self._started_producer, stop)
+        if producer is None:
+            return
         dead = DeadLetterer(self.name, producer)
         types = {*self.handlers, *self.appliers}
         heartbeat = Heartbeat(self.pool, self.name, types, seconds=self.heartbeat_seconds)
-        await heartbeat.start()
         try:
+            await backoff.call(heartbeat.start, stop)
+            if stop.is_set():
+                return
             while not stop.is_set():
-                # A new broker generation (the embedded broker is being replaced by an empty one): stop
-                # consuming, wait for the new broker, then start a fresh consumer there (no stale positions,
-                # a new group membership, offsets from the start).
-                generation = await heartbeat.park(stop) if heartbeat.rotated.is_set() else heartbeat.current
-                if stop.is_set():
-                    break
-                consumer = await self._start_consumer()
-                await heartbeat.adopt(generation)
-                self._positions.clear()
-                self.started.set()
-                logger.info("consumer %s started on %s (broker generation %d)", self.name, self.topics,
-                            generation)
                 try:
-                    await self._consume(consumer, dead, stop, heartbeat.rotated)
-                finally:
-                    await consumer.stop()
+                    await self._run_generation(heartbeat, dead, stop, backoff)
+                except DEPENDENCY_ERRORS as exc:
+                    self.started.clear()
+                    await backoff.failed(exc, stop)
         finally:
             await heartbeat.stop()
             await producer.stop()
             logger.info("consumer %s stopped", self.name)
 
-    async def _start_consumer(self, patience: float = 30.0) -> AIOKafkaConsumer:
-        """A started consumer; a broker that is briefly away (being replaced) is waited for, not fatal."""
-        deadline = time.monotonic() + patience
-        while True:
-            consumer = make_consumer(self.bootstrap, self.name, self.topics, max_records=self.max_records)
-            try:
-                await consumer.start()
-                return consumer
-            except KafkaConnectionError as exc:
-                await consumer.stop()
-                if time.monotonic() > deadline:
-                    raise
-                logger.warning("%s: broker unreachable (%r); retrying", self.name, exc)
-                await asyncio.sleep(0.5)
+    async def _started_producer(self) -> AIOKafkaProducer:
+        producer = make_producer(self.bootstrap, f"{self.name}-dlq")
+        try:
+            await producer.start()
+        except BaseException:
+            await producer.stop()
+            raise
+        return producer
+
+    async def _run_generation(
+        self, heartbeat: Heartbeat, dead: DeadLetterer, stop: asyncio.Event, backoff: Backoff
+    ) -> None:
+        # A new broker generation (the embedded broker is being replaced by an empty one): stop consuming,
+        # wait for the new broker, then start a fresh consumer there (no stale positions, a new group
+        # membership, offsets from the start).
+        generation = await heartbeat.park(stop) if heartbeat.rotated.is_set() else heartbeat.current
+        if stop.is_set():
+            return
+        consumer = await self._start_consumer()
+        try:
+            await heartbeat.adopt(generation)
+            self._positions.clear()
+            self.started.set()
+            backoff.succeeded()
+            logger.info("consumer %s started on %s (broker generation %d)", self.name, self.topics,
+                        generation)
+            await self._consume(consumer, dead, stop, heartbeat.rotated)
+        finally:
+            await consumer.stop()
+
+    async def _start_consumer(self) -> AIOKafkaConsumer:
+        """A started consumer (a broker that is away raises: ``run`` backs off and tries again)."""
+        consumer = make_consumer(self.bootstrap, self.name, self.topics, max_records=self.max_records)
+        try:
+            await consumer.start()
+        except BaseException:
+            await consumer.stop()
+            raise
+        return consumer
 
     async def _consume(
         self, consumer: AIOKafkaConsumer, dead: DeadLetterer, stop: asyncio.Event, rotated: asyncio.Event
@@ -200,12 +225,16 @@ class ConsumerLoop(Generic[D]):
                         async with conn.transaction():
                             for record in records:
                                 await self._process_one(conn, record, dead)
+                if attempt:
+                    logger.info("%s: batch of %d done after %d retries", self.name, len(records), attempt)
                 return
             except TRANSIENT_ERRORS as exc:
                 attempt += 1
                 instruments().retries.add(1, {"consumer": self.name, "kind": "transient"})
-                logger.warning("%s: transient failure (attempt %d), retrying batch of %d: %r",
-                               self.name, attempt, len(records), exc)
+                # One line per outage, not one per retry (a database that is down fails every attempt).
+                logger.log(logging.WARNING if attempt == 1 else logging.DEBUG,
+                           "%s: transient failure (attempt %d), retrying batch of %d: %r",
+                           self.name, attempt, len(records), exc)
                 if self._stop is not None and self._stop.is_set():
                     raise _Abandoned from exc
                 await self.policy.sleep(attempt)
@@ -264,13 +293,17 @@ class ConsumerLoop(Generic[D]):
             await self._handle(conn, record, envelope, dead)
 
     async def _apply(self, conn: AsyncConnection[Any], envelope: Envelope) -> None:
-        """Projection first, then the reaction; copies made by a world fork only update projections."""
+        """Projection first, then the reaction, then the reaction's own events are folded and claimed (so a
+        read model is a fold of events only); copies made by a world fork only update projections."""
         applier = self.appliers.get(envelope.type)
         if applier is not None:
             await applier(envelope, conn)
         handler = self.handlers.get(envelope.type)
         if handler is not None and envelope.forked_from is None:
-            await handler(envelope, UnitOfWork(conn, self.store, cause=envelope), self.deps)
+            uow = UnitOfWork(conn, self.store, cause=envelope)
+            await handler(envelope, uow, self.deps)
+            if self.projection is not None:
+                await self.projection.apply_appended(conn, uow.appended, reactions=self.handlers)
 
     async def _handle(
         self, conn: AsyncConnection[Any], record: Record, envelope: Envelope, dead: DeadLetterer
@@ -328,28 +361,3 @@ async def _processed(conn: AsyncConnection[Any], consumer: str, ids: list[Any]) 
 
 class _Abandoned(Exception):
     """A batch given up because the loop is stopping; nothing of it was committed."""
-
-
-def in_store_order(batches: Mapping[TopicPartition, list[Record]]) -> list[Record]:
-    """A poll's records in event-store sequence order (the relay's ``seq`` header), across partitions.
-
-    Each partition is already in that order; merging them keeps a reaction behind its cause even when the
-    two came from different topics in one poll (a step's WorldTicked and the ActionDecided it caused), so
-    handlers see the same order in every run. Records without the header (not from the relay) keep the
-    poll's own order.
-    """
-    records = [r for rs in batches.values() for r in rs]
-    seqs = [s for r in records if (s := _seq(r)) is not None]
-    if len(seqs) != len(records):
-        return records
-    return [r for _, r in sorted(zip(seqs, records, strict=True), key=lambda pair: pair[0])]
-
-
-def _seq(record: Record) -> int | None:
-    for key, value in record.headers or ():
-        if key == "seq":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None

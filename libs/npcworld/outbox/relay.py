@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -11,7 +13,9 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import EVENT_TYPES, RELAY_MARKER
+from npcworld.errors import TransientError
 from npcworld.messaging.kafka import ensure_topics, make_producer
+from npcworld.messaging.reconnect import Backoff, is_outage
 from npcworld.telemetry import instruments, tracer
 
 __all__ = ["OutboxRelay"]
@@ -39,6 +43,10 @@ FROM events e WHERE e.seq > %s AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.se
 ORDER BY e.seq LIMIT %s
 """
 # (Rows still in the outbox are left to the relay's normal drain, which follows the republication.)
+_OLDEST_AGE = """
+SELECT coalesce(extract(epoch FROM now() - min(e.recorded_at)), 0)::float8
+FROM outbox o JOIN events e ON e.seq = o.seq
+"""
 
 
 class OutboxRelay:
@@ -50,43 +58,107 @@ class OutboxRelay:
     order and consumers skip what they already processed.
     """
 
-    def __init__(self, pool: AsyncConnectionPool, bootstrap: str, *, batch_size: int = 1000) -> None:
+    def __init__(
+        self, pool: AsyncConnectionPool, bootstrap: str, *, batch_size: int = 1000, age_every: float = 1.0,
+        probe_every: float = 1.0,
+    ) -> None:
         self.pool = pool
         self.bootstrap = bootstrap
         self.batch_size = batch_size
+        self.age_every = age_every
         self.ready = asyncio.Event()
+        self.probe_every = probe_every
+        self._next_probe = 0.0
+        self._lock_conn: AsyncConnection[Any] | None = None
+        self.oldest_unpublished_age = 0.0  # seconds; also the npcworld.outbox.oldest_unpublished_age gauge
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Relay until ``stop`` is set (waiting as a standby while another relay holds the lock)."""
+        """Relay until ``stop`` is set (waiting as a standby while another relay holds the lock).
+
+        A lost Postgres or broker never ends it: it backs off (``npcworld.messaging.reconnect``) and starts
+        over, taking the lock again; a broker found empty meanwhile (restarted: it keeps nothing) is refilled
+        from the event store first. A drain cut short rolled back, so its rows are published again.
+        """
+        backoff = Backoff("relay")
+        while not stop.is_set():
+            try:
+                await self._run_once(stop, backoff)
+            except Exception as exc:
+                if not is_outage(exc):
+                    raise
+                self.ready.clear()
+                await backoff.failed(exc, stop)
+
+    async def _run_once(self, stop: asyncio.Event, backoff: Backoff) -> None:
         await ensure_topics(self.bootstrap)
         async with self.pool.connection() as lock_conn:
             await lock_conn.set_autocommit(True)
-            while not await _try_lock(lock_conn):
+            if not await _try_lock(lock_conn):
                 logger.info("another relay is active; standing by")
-                if await _wait(stop, 2.0):
-                    return
+                while not await _try_lock(lock_conn):
+                    if await _wait(stop, 2.0):
+                        return
             producer = make_producer(self.bootstrap, "npcworld-relay")
-            await producer.start()
             try:
+                await producer.start()
                 if await self._broker_is_fresh():
                     await self.republish(producer, await self._checkpoint())
                     await producer.send_and_wait(RELAY_MARKER.name, b"relay-started")
                 await self._generation_ready()
                 self.ready.set()
+                backoff.succeeded()
+                self._lock_conn = lock_conn
                 await self._loop(producer, stop)
             finally:
+                self._lock_conn = None
                 await producer.stop()
                 await lock_conn.execute("SELECT pg_advisory_unlock(%s)", (_RELAY_LOCK,))
 
+    async def _still_leading(self) -> None:
+        """Every ``probe_every`` seconds: the lock's session is alive (else another relay may be active by
+        now) and the broker still holds what was published (a restarted one is empty: start over, which
+        republishes). Raises an outage error when either does not hold."""
+        if time.monotonic() < self._next_probe:
+            return
+        self._next_probe = time.monotonic() + self.probe_every
+        if self._lock_conn is not None:
+            await self._lock_conn.execute("SELECT 1")
+        if await asyncio.wait_for(self._broker_is_fresh(), 10.0):
+            raise TransientError("the broker was replaced by an empty one; republishing from the event store")
+
     async def _loop(self, producer: AIOKafkaProducer, stop: asyncio.Event) -> None:
-        async with self.pool.connection() as listen_conn:
-            await listen_conn.set_autocommit(True)
-            await listen_conn.execute("LISTEN npcworld_outbox")
-            while not stop.is_set():
-                await self.drain(producer)
-                # Wake on a commit notification, or poll every 200 ms in case one was missed.
-                async for _ in listen_conn.notifies(timeout=0.2, stop_after=1):
-                    pass
+        # Measured apart from the drain, which can wait a long time for an old transaction to end.
+        watch = asyncio.create_task(self._watch_age(stop), name="relay-outbox-age")
+        try:
+            async with self.pool.connection() as listen_conn:
+                await listen_conn.set_autocommit(True)
+                await listen_conn.execute("LISTEN npcworld_outbox")
+                while not stop.is_set():
+                    await self._still_leading()
+                    await self.drain(producer)
+                    # Wake on a commit notification, or poll every 200 ms in case one was missed.
+                    async for _ in listen_conn.notifies(timeout=0.2, stop_after=1):
+                        pass
+        finally:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
+
+    async def measure_age(self) -> float:
+        """Seconds since the oldest unpublished event was recorded (0 when the outbox is empty)."""
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute(_OLDEST_AGE)).fetchone()
+        age = max(0.0, float(row[0])) if row else 0.0
+        self.oldest_unpublished_age = instruments().outbox_oldest_age = age
+        return age
+
+    async def _watch_age(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self.measure_age()
+            except Exception as exc:  # a metric never stops the relay
+                logger.warning("measuring the outbox's oldest unpublished age failed: %r", exc)
+            await _wait(stop, self.age_every)
 
     async def drain(self, producer: AIOKafkaProducer) -> int:
         """Publish every eligible outbox row; returns how many were published."""
@@ -142,9 +214,11 @@ class OutboxRelay:
             await conn.execute("UPDATE broker_generations SET ready_at = now() WHERE ready_at IS NULL")
 
     async def _broker_is_fresh(self) -> bool:
-        probe = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, client_id="npcworld-relay-probe")
-        await probe.start()
-        try:
+        """Whether the broker has never seen this relay's marker (it is new, or restarted and so empty)."""
+        probe = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, client_id="npcworld-relay-probe",
+                                 request_timeout_ms=5000)
+        try:  # stopped even when the start fails (a broker that is away)
+            await probe.start()
             ends = await probe.end_offsets([TopicPartition(RELAY_MARKER.name, 0)])
             return all(offset <= 0 for offset in ends.values())
         finally:

@@ -41,6 +41,16 @@ class Instruments:
         self.published = meter.create_counter(
             "npcworld.outbox.published", unit="{event}", description="events the relay published to Kafka"
         )
+        # Seconds since the oldest event still in the outbox was recorded (0: empty); set by the relay. The
+        # relay publishes only rows older than every open writer, so this is how long a long transaction
+        # anywhere is holding the whole pipeline back.
+        self.outbox_oldest_age = 0.0
+        meter.create_observable_gauge(
+            "npcworld.outbox.oldest_unpublished_age",
+            callbacks=[self._observe_outbox_age],
+            unit="s",
+            description="age of the oldest event not yet published to Kafka (0 when the outbox is empty)",
+        )
         self.appended = meter.create_counter(
             "npcworld.events.appended", unit="{event}", description="events appended to the event store"
         )
@@ -66,6 +76,9 @@ class Instruments:
         self.llm_breaker_opened = meter.create_counter(
             "npcworld.llm.breaker.opened", unit="{event}", description="times a provider circuit opened"
         )
+
+    def _observe_outbox_age(self, _options: metrics.CallbackOptions) -> Iterable[metrics.Observation]:
+        yield metrics.Observation(self.outbox_oldest_age)
 
     def _observe_lag(self, _options: metrics.CallbackOptions) -> Iterable[metrics.Observation]:
         for (consumer, topic, partition), lag in list(self.lag.items()):

@@ -40,6 +40,15 @@ class GatewayRepository:
         ]
         return fold(payloads)
 
+    async def world_stream_end(self, world_id: str) -> tuple[int, str] | None:
+        """The world stream's last (version, event_id), or None while it is empty: one index lookup."""
+        cur = await self.conn.execute(
+            "SELECT version, event_id::text FROM events WHERE stream_id = %s ORDER BY version DESC LIMIT 1",
+            (world_stream(world_id),),
+        )
+        row = await cur.fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
     async def list_world_ids(
         self, tenant_id: str, after_seq: int = 0, limit: int = 1000
     ) -> list[tuple[int, str]]:

@@ -3,8 +3,9 @@
 
 A chat appends ``PlayerSpoke`` and waits for the ``NpcReplied`` caused by it: the event store notifies
 ``npcworld_npc_replied`` with the cause's id when a reply commits (migration 0050), and the waiter checks
-the store itself every half second in case a notification was missed. On timeout, or when the caller
-asks for ``wait=false``, the answer is 202 with the event id; the reply shows up in the event log.
+the store itself after half a second, then less often (at most every 2 s), in case a notification was
+missed. On timeout, or when the caller asks for ``wait=false``, the answer is 202 with the event id; the
+reply shows up in the event log.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.settings import resolve_endpoints
 from npcworld.telemetry import current_trace
 from services.gateway.deps import Admin, Reader, Writer, live_world
+from services.gateway.fields import ZonedDatetime, not_blank
+from services.gateway.routes._appending import append_at_end
 
 __all__ = ["router"]
 
@@ -37,12 +40,7 @@ router = APIRouter(tags=["dialogue"])
 NPC_PATH = "/v1/worlds/{world_id}/npcs/{npc_id}"
 CHANNEL = "npcworld_npc_replied"
 _RECHECK_S = 0.5
-
-
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be blank")
-    return value
+_RECHECK_MAX_S = 2.0
 
 
 class _Ask(BaseModel):
@@ -50,7 +48,9 @@ class _Ask(BaseModel):
 
     wait: bool = Field(default=True, description="wait for the reply (false: 202 with the event id at once)")
     timeout_s: float = Field(default=10.0, gt=0, le=60, description="how long to wait for the reply")
-    world_time: datetime | None = Field(default=None, description="default: the world's latest event time")
+    world_time: ZonedDatetime | None = Field(
+        default=None, description="default: the world's latest event time"
+    )
 
 
 class ChatIn(_Ask):
@@ -58,21 +58,21 @@ class ChatIn(_Ask):
     text: str = Field(
         min_length=1, max_length=2000, description="what the player says (never an instruction)"
     )
-    _check_text = field_validator("text")(_not_blank)
+    _check_text = field_validator("text")(not_blank)
 
 
 class InterviewIn(_Ask):
     interviewer: str = Field(min_length=1, max_length=1000, description="the persona asking, any persona")
     question: str = Field(min_length=1, max_length=2000)
-    _check_question = field_validator("question", "interviewer")(_not_blank)
+    _check_question = field_validator("question", "interviewer")(not_blank)
 
 
 class InnerVoiceIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     directive: str = Field(min_length=1, max_length=2000, description="a thought the NPC adopts as its own")
-    world_time: datetime | None = None
-    _check_directive = field_validator("directive")(_not_blank)
+    world_time: ZonedDatetime | None = None
+    _check_directive = field_validator("directive")(not_blank)
 
 
 class ReplyOut(BaseModel):
@@ -165,7 +165,7 @@ def _waiter(request: Request) -> ReplyWaiter:
 async def _npc_world(request: Request, tenant_id: str, world_id: str, npc_id: str) -> datetime:
     """404 unless the NPC lives in the tenant's world; returns the world's latest event time."""
     async with request.app.state.pool.connection() as conn:
-        state = await live_world(conn, tenant_id, world_id)
+        state = await live_world(conn, tenant_id, world_id, request.app.state.worlds)
         if npc_id not in state.npcs:
             raise NotFoundError(f"NPC {npc_id!r} not found in world {world_id!r}")
         cur = await conn.execute("SELECT max(world_time) FROM events WHERE world_id = %s", (world_id,))
@@ -191,11 +191,15 @@ async def _await_reply(
 ) -> dict[str, Any] | None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
+    recheck = _RECHECK_S
     while (left := deadline - loop.time()) > 0:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(future), timeout=min(left, _RECHECK_S))
+            await asyncio.wait_for(asyncio.shield(future), timeout=min(left, recheck))
         if (row := await _reply(request, cause_id)) is not None:
             return row
+        # The notification wakes a waiter at once; the re-check only covers a missed one, so a chat kept
+        # waiting by a busy pipeline need not ask the store twice a second the whole time.
+        recheck = min(recheck * 2, _RECHECK_MAX_S)
     return None
 
 
@@ -214,7 +218,7 @@ async def _ask(
     future = await waiter.register(cause) if ask.wait else None
     try:
         async with request.app.state.pool.connection() as conn, conn.transaction():
-            await UnitOfWork(conn, EventStore()).append(f"chat-{world_id}-{npc_id}", [event])
+            await append_at_end(UnitOfWork(conn, EventStore()), f"chat-{world_id}-{npc_id}", event)
     except BaseException:
         waiter.discard(cause)
         raise
@@ -276,7 +280,7 @@ async def inner_voice(
             npc_id=npc_id,
             world_time=body.world_time or now,
         )
-        await uow.append(f"inner-voice-{world_id}-{npc_id}", [event])
+        await append_at_end(uow, f"inner-voice-{world_id}-{npc_id}", event)
     return {"event_id": str(event.event_id)}
 
 

@@ -15,6 +15,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from services.gateway.deps import Admin, Reader
+from services.gateway.fields import Text
 from services.gateway.pagination import CursorParam, LimitParam, Page, decode_cursor, next_cursor
 from services.gateway.repository import KeyRecord, KeyRepository
 
@@ -29,7 +30,7 @@ Scope = Literal["read", "write", "admin"]
 class KeyIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=200)
+    name: Text = Field(min_length=1, max_length=200)
     scopes: list[Scope] = Field(min_length=1, max_length=3, description="read, write and/or admin")
     rate_per_second: float | None = Field(default=None, gt=0, le=100000, description="default: the gateway's")
     burst: int | None = Field(
@@ -54,7 +55,7 @@ class KeyCreated(KeyOut):
 class TenantIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=200)
+    name: Text = Field(min_length=1, max_length=200)
 
 
 class TenantOut(BaseModel):

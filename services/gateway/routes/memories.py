@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from npcworld.contracts import MemoryKind
 from npcworld.errors import NotFoundError
@@ -19,6 +19,7 @@ from npcworld.memory_client import MemoryView, RetrievalRequest, RetrievedView, 
 from npcworld.memory_client.http import HttpMemoryReader
 from npcworld.memory_client.settings import DEFAULT_MEMORY_API_URL
 from services.gateway.deps import Reader, live_world
+from services.gateway.fields import Text, ZonedDatetime
 
 __all__ = ["router"]
 
@@ -62,19 +63,12 @@ class RetrievedOut(MemoryOut):
 class RetrieveIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=2000, description="what the NPC is trying to remember")
+    query: Text = Field(min_length=1, max_length=2000, description="what the NPC is trying to remember")
     k: int = Field(default=10, ge=1, le=100, description="how many memories to return")
     weights: Weights | None = Field(default=None, description="a_rec, a_imp, a_rel (default 1 each)")
-    now: datetime | None = Field(
+    now: ZonedDatetime | None = Field(
         default=None, description="world time of the retrieval (default: the NPC's newest memory's time)"
     )
-
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("query must not be empty")
-        return value
 
 
 class RetrievalOut(BaseModel):
@@ -111,8 +105,8 @@ def _retrieved(view: RetrievedView) -> RetrievedOut:
 async def list_memories(
     world_id: str, npc_id: str, key: Reader, request: Request,
     kind: Annotated[list[MemoryKind] | None, Query(description="only these kinds")] = None,
-    since: Annotated[datetime | None, Query(description="created at or after this world time")] = None,
-    until: Annotated[datetime | None, Query(description="created at or before this world time")] = None,
+    since: Annotated[ZonedDatetime | None, Query(description="created at or after this world time")] = None,
+    until: Annotated[ZonedDatetime | None, Query(description="created at or before this world time")] = None,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> MemoryPageOut:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from npcworld.contracts import SectorDef
+from services.gateway.fields import Text, ZonedDatetime, blank_names
 
 __all__ = [
     "ClockIn",
@@ -39,15 +40,23 @@ class TemplateOut(BaseModel):
 class DefinitionIn(_In):
     sectors: list[SectorDef] = Field(min_length=1, description="sectors → arenas → objects; no tile map")
 
+    @field_validator("sectors")
+    @classmethod
+    def _names_say_something(cls, sectors: list[SectorDef]) -> list[SectorDef]:
+        blank = blank_names(sectors, "sectors")
+        if blank:
+            raise ValueError(f"must not be blank (whitespace only): {', '.join(blank[:5])}")
+        return sectors
+
 
 class ObjectStateIn(_In):
-    object_path: str = Field(min_length=1, max_length=400, description="world:sector:arena:object")
-    state: str = Field(min_length=1, max_length=400, examples=["burning"])
+    object_path: Text = Field(min_length=1, max_length=400, description="world:sector:arena:object")
+    state: Text = Field(min_length=1, max_length=400, examples=["burning"])
 
 
 class PositionIn(_In):
-    npc_id: str = Field(min_length=1, max_length=100)
-    path: str = Field(min_length=1, max_length=400, description="world:sector:arena[:object] the NPC is in")
+    npc_id: Text = Field(min_length=1, max_length=100)
+    path: Text = Field(min_length=1, max_length=400, description="world:sector:arena[:object] the NPC is in")
 
 
 class PositionsIn(_In):
@@ -61,7 +70,9 @@ class ClockIn(_In):
         default=None, gt=0, le=100000, description="world seconds per wall second (fast)"
     )
     step_seconds: float | None = Field(default=None, gt=0, le=86400)
-    until: datetime | None = Field(default=None, description="stop by itself on reaching this world time")
+    until: ZonedDatetime | None = Field(
+        default=None, description="stop by itself on reaching this world time"
+    )
 
 
 class ClockOut(BaseModel):

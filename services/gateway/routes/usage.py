@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from services.gateway.deps import Reader, live_world
+from services.gateway.fields import ZonedDatetime
 from services.gateway.repository import UsageRepository
 
 __all__ = ["router"]
@@ -39,8 +39,10 @@ async def llm_usage(
     world_id: str,
     key: Reader,
     request: Request,
-    since: Annotated[datetime | None, Query(description="calls recorded at or after (wall clock)")] = None,
-    until: Annotated[datetime | None, Query(description="calls recorded before (wall clock)")] = None,
+    since: Annotated[
+        ZonedDatetime | None, Query(description="calls recorded at or after (wall clock)")
+    ] = None,
+    until: Annotated[ZonedDatetime | None, Query(description="calls recorded before (wall clock)")] = None,
 ) -> UsageOut:
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from npcworld.contracts import Envelope, NpcCreated, ObservationMade, WorldCreated
-from npcworld.errors import ConcurrencyError, NotFoundError, ValidationError
+from npcworld.contracts import NpcCreated, ObservationMade, WorldCreated
+from npcworld.errors import NotFoundError, ValidationError
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.fork import fork_world, world_stream
 from npcworld.ids import new_id
 from npcworld.templates import list_templates
 from services.gateway.deps import Reader, Writer, live_world
 from services.gateway.domain import WorldState, decide_add_npc, decide_delete
+from services.gateway.fields import ZonedDatetime
 from services.gateway.pagination import CursorParam, LimitParam, Page, decode_cursor, next_cursor
 from services.gateway.repository import EventReader, GatewayRepository
+from services.gateway.routes._appending import append_at_end
 from services.gateway.schemas import EventOut, ForkIn, NpcIn, NpcOut, PerceptionIn, WorldIn, WorldOut
 
 __all__ = ["router"]
@@ -117,7 +118,7 @@ async def post_perception(
     world_id: str, npc_id: str, body: PerceptionIn, key: Writer, request: Request
 ) -> dict[str, str]:
     async with request.app.state.pool.connection() as conn, conn.transaction():
-        state = await live_world(conn, key.tenant_id, world_id)
+        state = await live_world(conn, key.tenant_id, world_id, request.app.state.worlds)
         if npc_id not in state.npcs:
             raise NotFoundError(f"NPC {npc_id!r} not found in world {world_id!r}")
         uow = UnitOfWork(conn, EventStore())
@@ -125,20 +126,8 @@ async def post_perception(
         event = uow.new_event(
             observation, tenant_id=key.tenant_id, world_id=world_id, npc_id=npc_id, world_time=body.world_time
         )
-        await _append_at_end(uow, f"perception-{world_id}-{npc_id}", event)
+        await append_at_end(uow, f"perception-{world_id}-{npc_id}", event)
     return {"event_id": str(event.event_id)}
-
-
-async def _append_at_end(uow: UnitOfWork, stream_id: str, event: Envelope, tries: int = 8) -> None:
-    """Append wherever the stream ends: a concurrent append taking the same version is simply retried
-    (the store's savepoint keeps this transaction usable)."""
-    for attempt in range(tries):
-        try:
-            await uow.append(stream_id, [event])
-            return
-        except ConcurrencyError:
-            if attempt == tries - 1:
-                raise
 
 
 @router.get("/v1/worlds/{world_id}/events", response_model=Page[EventOut], tags=["events"])
@@ -150,7 +139,9 @@ async def list_events(
     limit: LimitParam = 100,
     type: Annotated[list[str] | None, Query(description="Only these event types")] = None,
     npc_id: Annotated[str | None, Query(max_length=100)] = None,
-    until: Annotated[datetime | None, Query(description="Only events at or before this world time")] = None,
+    until: Annotated[
+        ZonedDatetime | None, Query(description="Only events at or before this world time")
+    ] = None,
 ) -> Page[EventOut]:
     """The world's events in store order (each item's ``seq`` is also the SSE event id)."""
     after = decode_cursor("events", cursor, 0)

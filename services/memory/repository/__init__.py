@@ -1,7 +1,8 @@
 """All SQL of the memory service, behind one repository class (Postgres + pgvector)."""
 
 from services.memory.repository._ranking import IndexCandidates, SearchPlan
+from services.memory.repository._releasing import HeldRelease
 from services.memory.repository._rows import Conn, ScoreFloor
 from services.memory.repository._streams import MemoryRepository
 
-__all__ = ["Conn", "IndexCandidates", "MemoryRepository", "ScoreFloor", "SearchPlan"]
+__all__ = ["Conn", "HeldRelease", "IndexCandidates", "MemoryRepository", "ScoreFloor", "SearchPlan"]

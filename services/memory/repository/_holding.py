@@ -58,3 +58,7 @@ class HoldingQueries:
         )
         rows: list[Any] = sorted(await cur.fetchall(), key=lambda r: (r[0], r[1], r[2], r[3]))
         return [envelope_from_dict(r[4]) for r in rows]
+
+    async def drop_held_accesses(self, conn: Conn) -> None:
+        """Forget every held last access (a replay holds them again from their claimed events)."""
+        await conn.execute("DELETE FROM memory_held WHERE type = 'MemoriesAccessed'")

@@ -52,6 +52,20 @@ class IndexQueries:
         )
         await conn.execute("UPDATE memory_npcs SET own_index = true WHERE npc_key = %s", (stream.key,))
 
+    async def keep_own_indexes(self, conn: Conn) -> None:
+        """Remember which streams have an index of their own until commit (a replay empties memory_npcs;
+        stream keys are stable, so the indexes themselves stay valid)."""
+        await conn.execute(
+            "CREATE TEMP TABLE memory_own_indexes_kept ON COMMIT DROP AS "
+            "SELECT npc_key FROM memory_npcs WHERE own_index"
+        )
+
+    async def restore_own_indexes(self, conn: Conn) -> None:
+        await conn.execute(
+            "UPDATE memory_npcs SET own_index = true"
+            " WHERE npc_key IN (SELECT npc_key FROM memory_own_indexes_kept)"
+        )
+
     async def drop_orphan_indexes(self, conn: Conn) -> int:
         """Drop per-stream indexes whose stream is gone (a deleted world, a replay); returns how many."""
         cur = await conn.execute(

@@ -33,6 +33,7 @@ from services.memory.repository._rows import (
     _params,
     _stream,
     _vector,
+    stream_key,
 )
 
 __all__ = ["MemoryRepository"]
@@ -71,13 +72,14 @@ class MemoryRepository(RankingQueries, ListingQueries, IndexQueries, HoldingQuer
                 if existing is not None:
                     return _stream(existing)
             await cur.execute(
-                f"""INSERT INTO memory_npcs (tenant_id, world_id, npc_id, name, persona)
-                    VALUES (%(t)s, %(w)s, %(n)s, %(name)s, coalesce(%(persona)s, ''))
+                f"""INSERT INTO memory_npcs (npc_key, tenant_id, world_id, npc_id, name, persona)
+                    VALUES (%(key)s, %(t)s, %(w)s, %(n)s, %(name)s, coalesce(%(persona)s, ''))
                     ON CONFLICT (tenant_id, world_id, npc_id) DO UPDATE
                     SET name = coalesce(%(name)s, memory_npcs.name),
                         persona = coalesce(%(persona)s, memory_npcs.persona)
                     RETURNING {_NPC_COLUMNS}""",
-                {"t": npc.tenant_id, "w": npc.world_id, "n": npc.npc_id, "name": name, "persona": persona},
+                {"key": stream_key(npc), "t": npc.tenant_id, "w": npc.world_id, "n": npc.npc_id, "name": name,
+                 "persona": persona},
             )
             row = await cur.fetchone()
         assert row is not None

@@ -10,6 +10,7 @@ from services.perception.domain.vision import (
     new_percepts,
     perceive,
     perceive_step,
+    seen_entity,
     visible_places,
 )
 
@@ -24,5 +25,6 @@ __all__ = [
     "new_percepts",
     "perceive",
     "perceive_step",
+    "seen_entity",
     "visible_places",
 ]

@@ -20,6 +20,7 @@ __all__ = [
     "new_percepts",
     "perceive",
     "perceive_step",
+    "seen_entity",
     "visible_places",
 ]
 
@@ -49,6 +50,12 @@ class Percept:
     object: str
     location: str
     distance: float
+
+
+def seen_entity(subject: str, location: str) -> str:
+    """The entity an observation made by ``perceive`` is about (the key of what an NPC has seen): an object
+    of the arena by its path, another NPC as ``npc:<id>``."""
+    return subject if subject.startswith(f"{location}:") else f"npc:{subject}"
 
 
 def _distance(a: Tile | None, b: Tile | None) -> float:
@@ -86,7 +93,7 @@ def perceive(
         if layout.tiled and tile is not None and d > radius:
             continue
         name, state = path.rsplit(":", 1)[1], objects.get(path, "idle")
-        found.append(Percept(path, f"{name} is {state}", path, "is", state, arena, d))
+        found.append(Percept(seen_entity(path, arena), f"{name} is {state}", path, "is", state, arena, d))
     for body in bodies:
         if body.npc_id == viewer.npc_id or body.arena != arena:
             continue
@@ -95,7 +102,8 @@ def perceive(
             continue
         activity = body.activity or "here"
         found.append(
-            Percept(f"npc:{body.npc_id}", f"{body.name} is {activity}", body.npc_id, "is", activity, arena, d)
+            Percept(seen_entity(body.npc_id, arena), f"{body.name} is {activity}", body.npc_id, "is",
+                    activity, arena, d)
         )
     found.sort(key=lambda p: (p.distance, p.entity))
     return found[:bandwidth]

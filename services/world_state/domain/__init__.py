@@ -1,7 +1,13 @@
 """Pure world-state domain: the world tree, tile map and paths, NPC movement and the world clock."""
 
 from services.world_state.domain.clock import ClockState, apply_change, is_due, next_tick
-from services.world_state.domain.movement import NpcState, StepResult, start_action, step_npcs
+from services.world_state.domain.movement import (
+    NpcState,
+    StepResult,
+    action_started,
+    start_action,
+    step_npcs,
+)
 from services.world_state.domain.tilemap import Grid, Tile, find_path
 from services.world_state.domain.tree import WorldTree, arena_of
 from services.world_state.domain.world import NpcView, WorldView
@@ -15,6 +21,7 @@ __all__ = [
     "Tile",
     "WorldTree",
     "WorldView",
+    "action_started",
     "apply_change",
     "arena_of",
     "find_path",

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from npcworld.contracts import ActionDecided, NpcMove, ObjectStateChange, ObjectStateChanged
+from npcworld.contracts import ActionDecided, ActionStarted, NpcMove, ObjectStateChange, ObjectStateChanged
 from services.world_state.domain.tilemap import Tile, find_path
 from services.world_state.domain.tree import WorldTree
 
-__all__ = ["NpcState", "StepResult", "start_action", "step_npcs"]
+__all__ = ["NpcState", "StepResult", "action_started", "start_action", "step_npcs"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,20 @@ def start_action(tree: WorldTree, npc: NpcState, action: ActionDecided) -> NpcSt
     if route == [npc.tile]:
         return replace(base, path=target)
     return replace(base, route=tuple(route[1:]))
+
+
+def action_started(before: NpcState, after: NpcState) -> ActionStarted:
+    """The event recording ``start_action``'s outcome (``after``, from ``before``) for the fold."""
+    assert after.action is not None and after.action_end is not None
+    return ActionStarted(
+        description=after.action,
+        emoji=after.emoji,
+        ends_at=after.action_end,
+        target=after.target,
+        route=after.route,
+        arrived_at=after.path if after.path != before.path else None,
+        object_state=after.pending_state,
+    )
 
 
 def step_npcs(tree: WorldTree, npcs: list[NpcState], world_time: datetime) -> StepResult:

@@ -78,6 +78,19 @@ async def _apply_world(pool: AsyncConnectionPool, deps: MemoryDeps, world_id: st
                 await applier(stored.envelope, conn)
 
 
+_CLAIM_ALL = (
+    "INSERT INTO processed_events (consumer, event_id) SELECT 'memory', event_id FROM events"
+    " WHERE type = ANY(%s) ON CONFLICT DO NOTHING"
+)
+
+
+async def _consumed(pool: AsyncConnectionPool, deps: MemoryDeps) -> None:
+    """Claim every stored event the memory projection folds, as the live memory consumer does when it
+    processes them (``handle`` runs the handlers without the loop); a rebuild folds exactly those."""
+    async with pool.connection() as conn, conn.transaction():
+        await conn.execute(_CLAIM_ALL, (list(build_projection(deps).appliers),))
+
+
 def _without_npc(memories: list[Memory]) -> list[tuple[object, ...]]:
     return [
         (m.memory_id, m.kind, m.description, m.importance, m.created_at, m.last_accessed_at) for m in memories
@@ -119,6 +132,7 @@ async def test_replay_rebuilds_every_stream_identically_without_re_embedding(
     before = await _stream(pool, npc)
     assert isinstance(hashing_deps.embedder, HashingEmbedder)
     calls = hashing_deps.embedder.calls
+    await _consumed(pool, hashing_deps)
     await rebuild(pool, build_projection(hashing_deps))
     assert await _stream(pool, npc) == before
     assert hashing_deps.embedder.calls == calls
@@ -145,8 +159,10 @@ async def test_replay_re_embeds_when_no_vector_is_kept(
 
 
 def test_npcworld_replay_memory_rebuilds_from_the_command_line(
-    database_url: str, broker: BrokerForTests
+    hashing_deps: MemoryDeps, database_url: str, broker: BrokerForTests
 ) -> None:
+    with psycopg.connect(database_url) as conn:
+        conn.execute(_CLAIM_ALL, (list(build_projection(hashing_deps).appliers),))
     with psycopg.connect(database_url) as conn:
         before = conn.execute("SELECT count(*), coalesce(sum(memory_count), 0) FROM memory_npcs").fetchone()
     env = {

@@ -6,7 +6,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,7 +25,6 @@ from npcworld.contracts import (
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.messaging import ConsumerLoop, RetryPolicy
 from npcworld.outbox import OutboxRelay
-from npcworld.projection import Projection
 from services.perception import handlers as perception
 from services.perception.layouts import LayoutCache
 from services.world_state import handlers as world_state
@@ -158,6 +157,7 @@ async def running_pipeline(pool: AsyncConnectionPool, bootstrap: str) -> AsyncIt
     suffix = uuid.uuid4().hex[:8]
     ws_name, pc_name = f"world_state-{suffix}", f"perception-{suffix}"
     trees = TreeCache()
+    ws_projection = replace(world_state.PROJECTION, consumer=ws_name)
     policy = RetryPolicy(handler_attempts=2, base_delay=0.01, max_delay=0.1)
     loops: list[ConsumerLoop[Any]] = [
         ConsumerLoop(
@@ -166,7 +166,7 @@ async def running_pipeline(pool: AsyncConnectionPool, bootstrap: str) -> AsyncIt
             world_state.WorldStateDeps(trees),
             pool=pool,
             bootstrap=bootstrap,
-            projection=Projection(ws_name, world_state.PROJECTION.tables, world_state.PROJECTION.appliers),
+            projection=ws_projection,
             policy=policy,
         ),
         ConsumerLoop(
@@ -176,13 +176,13 @@ async def running_pipeline(pool: AsyncConnectionPool, bootstrap: str) -> AsyncIt
             pool=pool,
             bootstrap=bootstrap,
             policy=policy,
-            projection=Projection(pc_name, perception.PROJECTION.tables, perception.PROJECTION.appliers),
+            projection=replace(perception.PROJECTION, consumer=pc_name),
         ),
     ]
     stop = asyncio.Event()
     tasks = [asyncio.create_task(OutboxRelay(pool, bootstrap).run(stop))]
     tasks += [asyncio.create_task(loop.run(stop)) for loop in loops]
-    ticker = Ticker(pool, trees, PipelineProbe(pool))
+    ticker = Ticker(pool, trees, PipelineProbe(pool), projection=ws_projection)
     try:
         await asyncio.wait_for(asyncio.gather(*(loop.started.wait() for loop in loops)), 60)
         yield Pipeline(pool, f"tenant-{suffix}", f"world-{suffix}", ws_name, pc_name, ticker)

@@ -1,0 +1,120 @@
+"""The long chaos run: every fault of the chaos suite against a live stepping town with players posting,
+``--rounds`` times, then the checks (nothing owed, dead-lettered, doubled or lost).
+
+Prints how long the town took to step again after each fault, and exits 1 if a check failed.
+Run: ``python -m bench.chaos [--rounds 2] [--faults memory,broker,...] [--json out.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+
+from tests.chaos.checks import all_checks
+from tests.chaos.harness import RECOVERY_S, WORLD, ChaosTown, Clients
+from tests.chaos.test_chaos import settle
+
+PROCESSES = ("world_state", "perception", "memory", "planning", "dialogue", "reflection", "reflection-worker",
+             "webhooks", "relay", "gateway")
+FAULTS = (*PROCESSES, "broker", "postgres", "postgres-frozen-15s", "replay", "fork")
+
+
+def inject(town: ChaosTown, fault: str) -> str:
+    """Cause ``fault``; returns what happened, for the report."""
+    if fault in PROCESSES or fault == "broker":
+        town.kill(fault)
+        return "SIGKILL"
+    if fault == "postgres":
+        town.stop_postgres_abruptly()
+        return "immediate shutdown"
+    if fault == "postgres-frozen-15s":  # unreachable but not dead: connections hang instead of failing
+        pids = _postgres_pids(town.home)
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        time.sleep(15)
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+        return f"SIGSTOP of {len(pids)} postgres processes for 15 s"
+    if fault == "replay":
+        done = town.kill_cli_midway("replay", "--service", "world_state", after=2.0)
+        return "killed after 2 s" if done is None else f"finished first (exit {done.returncode})"
+    if fault == "fork":
+        with psycopg.connect(town.database_url) as conn:
+            tenant = conn.execute(
+                "SELECT tenant_id FROM events WHERE world_id = %s LIMIT 1", (WORLD,)).fetchone()
+        target = f"chaos-fork-{int(time.time())}"
+        done = town.kill_cli_midway("fork", "--tenant", str(tenant[0] if tenant else ""), "--world", WORLD,
+                                    "--at", datetime.now(UTC).isoformat(), "--new-world", target, after=1.0)
+        with psycopg.connect(town.database_url) as conn:
+            copied = conn.execute("SELECT count(*) FROM events WHERE world_id = %s", (target,)).fetchone()
+        if done is None and copied and copied[0]:
+            raise AssertionError(f"a fork killed half-way left {copied[0]} events in {target}")
+        return ("killed after 1 s, nothing half-copied" if done is None
+                else f"finished first (exit {done.returncode})")
+    raise ValueError(f"unknown fault {fault!r} (known: {', '.join(FAULTS)})")
+
+
+def _postgres_pids(home: Path) -> list[int]:
+    postmaster = int((home / "pgdata" / "postmaster.pid").read_text().split()[0])
+    pids = [postmaster]
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[-1].split()[2]) == postmaster:  # a backend of this server
+                pids.append(int(entry.name))
+    return pids
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--faults", default=",".join(FAULTS))
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    faults = [f for f in args.faults.split(",") if f]
+    results: list[dict[str, object]] = []
+    with tempfile.TemporaryDirectory(prefix="npcworld-chaos-") as tmp:
+        town = ChaosTown(Path(tmp) / "home")
+        clients = Clients(town)
+        try:
+            town.start()
+            clients.start()
+            print(f"town stepping; {len(faults)} faults x {args.rounds} rounds; "
+                  f"load {os.getloadavg()[0]:.1f}")
+            for round_ in range(args.rounds):
+                for fault in faults:
+                    what = inject(town, fault)
+                    took = town.wait_steps(2, RECOVERY_S)
+                    results.append({"round": round_ + 1, "fault": fault, "what": what, "steps_again_s": took})
+                    print(f"  round {round_ + 1} {fault:<20} {what:<40} stepping again after {took:5.1f} s",
+                          flush=True)
+            clients.stop()
+            settle(town)
+            with psycopg.connect(town.database_url) as conn:
+                problems = all_checks(conn, town.receiver, clients.accepted)
+        finally:
+            clients.stop()
+            town.stop()
+    print(f"requests accepted {len(clients.accepted)}, refused {len(clients.refused)}; "
+          f"load {os.getloadavg()[0]:.1f}")
+    print("checks: " + ("all hold" if not problems else "\n  " + "\n  ".join(problems)))
+    if args.json:
+        args.json.write_text(json.dumps({"faults": results, "accepted": len(clients.accepted),
+                                         "refused": len(clients.refused), "problems": problems}, indent=2))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Two phases for recording memories (DESIGN.md "Two phases per handler"): the slow calls first, outside any
+transaction; the writes then, in a short one.
+
+A dry run of the handlers, in a read-only transaction that is rolled back, finds what each would rate and
+embed (``record_memories`` collects instead of recording while the rater is a ``DraftCollector``). The
+importance ratings (LLM calls) and the embeddings (one model call) are then computed with no transaction
+open, and the real run finds them in the ``PrefetchingRater`` and ``PrefetchingEmbedder`` caches. A handler
+that asks for something the dry run did not foresee still gets it, on the spot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from psycopg_pool import AsyncConnectionPool
+
+from npcworld.contracts import Envelope
+from npcworld.embeddings import PrefetchingEmbedder
+from npcworld.eventstore import EventStore, UnitOfWork
+from services.memory.deps import MemoryDeps
+from services.memory.domain import ImportanceRater, ImportanceRatings, RatingContext
+
+__all__ = ["DraftCollector", "PrefetchingRater", "RatingRequest", "clear_prefetched", "dry_run",
+           "gather_slow_calls"]
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[[Envelope, UnitOfWork, MemoryDeps], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RatingRequest:
+    """One call a handler will make to the importance rater."""
+
+    texts: tuple[str, ...]
+    context: RatingContext
+
+
+class DraftCollector:
+    """The rater of a dry run: ``record_memories`` hands it its drafts' texts instead of recording them."""
+
+    def __init__(self) -> None:
+        self.requests: list[RatingRequest] = []
+
+    def collect(self, texts: Sequence[str], context: RatingContext) -> None:
+        self.requests.append(RatingRequest(tuple(texts), context))
+
+    async def rate(self, descriptions: Sequence[str], context: RatingContext) -> ImportanceRatings:
+        raise AssertionError("a dry run records nothing, so it rates nothing")
+
+
+class PrefetchingRater:
+    """Wraps a rater; ``rate`` answers prefetched requests from a cache that ``clear`` empties."""
+
+    def __init__(self, inner: ImportanceRater, *, concurrency: int = 4) -> None:
+        self.inner = inner
+        self.concurrency = concurrency
+        self._cache: dict[RatingRequest, ImportanceRatings] = {}
+
+    async def prefetch(self, requests: Sequence[RatingRequest]) -> None:
+        """Rate every request not cached yet, a few at a time."""
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(request: RatingRequest) -> None:
+            async with gate:
+                self._cache[request] = await self.inner.rate(request.texts, request.context)
+
+        await asyncio.gather(*(one(r) for r in dict.fromkeys(requests) if r not in self._cache))
+
+    async def rate(self, descriptions: Sequence[str], context: RatingContext) -> ImportanceRatings:
+        cached = self._cache.get(RatingRequest(tuple(descriptions), context))
+        return cached if cached is not None else await self.inner.rate(descriptions, context)
+
+    def clear(self) -> None:
+        self._cache.clear()
+
+
+async def dry_run(
+    events: Sequence[Envelope], deps: MemoryDeps, pool: AsyncConnectionPool, handlers: Mapping[str, Handler]
+) -> list[RatingRequest]:
+    """What the handlers of ``events`` would rate (and so embed); writes nothing."""
+    collector = DraftCollector()
+    dry = dataclasses.replace(deps, rater=collector)
+    store = EventStore()
+    async with pool.connection() as conn, conn.transaction(force_rollback=True):
+        for event in events:
+            handler = handlers.get(event.type)
+            if handler is None or event.forked_from is not None:
+                continue
+            try:
+                async with conn.transaction():
+                    await handler(event, UnitOfWork(conn, store, cause=event), dry)
+            except Exception:  # the real run meets the same error where it is handled (dead letters)
+                logger.debug("dry run of %s event_id=%s failed", event.type, event.event_id, exc_info=True)
+    return collector.requests
+
+
+async def gather_slow_calls(
+    events: Sequence[Envelope], deps: MemoryDeps, pool: AsyncConnectionPool, handlers: Mapping[str, Handler]
+) -> int:
+    """Compute, outside any transaction, the ratings and embeddings the handlers of ``events`` will ask for;
+    returns how many rating calls were prefetched. Without prefetching ports there is nothing to do."""
+    rater, embedder = deps.rater, deps.embedder
+    if not isinstance(rater, PrefetchingRater) and not isinstance(embedder, PrefetchingEmbedder):
+        return 0
+    requests = await dry_run(events, deps, pool, handlers)
+    texts = [t for r in requests for t in r.texts]
+    embedded = embedder.prefetch(texts) if isinstance(embedder, PrefetchingEmbedder) else asyncio.sleep(0)
+    rated = rater.prefetch(requests) if isinstance(rater, PrefetchingRater) else asyncio.sleep(0)
+    await asyncio.gather(embedded, rated)
+    return len(requests) if isinstance(rater, PrefetchingRater) else 0
+
+
+def clear_prefetched(deps: MemoryDeps) -> None:
+    """Drop what was prefetched for a batch that is now committed (or given up)."""
+    if isinstance(deps.rater, PrefetchingRater):
+        deps.rater.clear()
+    if isinstance(deps.embedder, PrefetchingEmbedder):
+        deps.embedder.clear()

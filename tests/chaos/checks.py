@@ -1,0 +1,72 @@
+"""What must hold once a faulted town is quiet again: nothing owed, dead-lettered, doubled or lost.
+
+Each check returns what it found wrong, as lines a person can read (empty: it holds).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import psycopg
+
+from npcworld.messaging.heartbeat import owed_sql
+from tests.e2e.receiver import Receiver
+
+Conn = psycopg.Connection[Any]
+
+
+def owed(conn: Conn) -> list[str]:
+    """Events some consumer (alive at any time in the last hour) has neither processed nor dead-lettered."""
+    rows = conn.execute(
+        f"WITH {owed_sql()} SELECT consumer, count(*) FROM owed GROUP BY consumer ORDER BY consumer",
+        {"since": 0, "until": 2**62, "alive": 3600},
+    ).fetchall()
+    return [f"{consumer} owes {count} events" for consumer, count in rows]
+
+
+def dead_letters(conn: Conn) -> list[str]:
+    rows = conn.execute(
+        "SELECT consumer, event_type, reason FROM dead_letters ORDER BY id LIMIT 20").fetchall()
+    return [f"dead letter: {consumer} {event_type}: {reason[:200]}" for consumer, event_type, reason in rows]
+
+
+def doubled_memories(conn: Conn) -> list[str]:
+    """The same memory written twice for one NPC from one event (an effect applied twice)."""
+    rows = conn.execute(
+        "SELECT npc_id, kind, description, count(*) FROM memories"
+        " GROUP BY npc_id, source_event_id, kind, description HAVING count(*) > 1 LIMIT 20"
+    ).fetchall()
+    return [f"memory of {npc} written {n} times: {kind} {text[:80]!r}" for npc, kind, text, n in rows]
+
+
+def doubled_reactions(conn: Conn) -> list[str]:
+    """Two identical events caused by the same event (a reaction that ran twice)."""
+    rows = conn.execute(
+        "SELECT type, npc_id, causation_id, count(*) FROM events WHERE causation_id IS NOT NULL"
+        " GROUP BY type, npc_id, causation_id, md5(payload::text) HAVING count(*) > 1 LIMIT 20"
+    ).fetchall()
+    return [f"{type_} for {npc} caused by {cause} appended {n} times" for type_, npc, cause, n in rows]
+
+
+def doubled_webhooks(receiver: Receiver) -> list[str]:
+    """Deliveries the receiver acknowledged more than once for the same event."""
+    with receiver.lock:
+        acked = Counter(r.headers.get("Npcworld-Event-Id", "")
+                        for r in receiver.received if r.answered == 200)
+    return [f"webhook for event {event_id} delivered {n} times" for event_id, n in acked.items() if n > 1]
+
+
+def requests_without_exactly_one_event(conn: Conn, tokens: list[str]) -> list[str]:
+    """Every accepted client request (its unique token in the text) left exactly one event."""
+    counts = dict(conn.execute(
+        "SELECT token, count(e.event_id) FROM unnest(%s::text[]) AS token"
+        " LEFT JOIN events e ON e.type IN ('ObservationMade', 'PlayerSpoke')"
+        " AND coalesce(e.payload->>'description', e.payload->>'text') LIKE '%%' || token || '%%'"
+        " GROUP BY token", (tokens,)).fetchall())
+    return [f"request {token} left {n} events" for token, n in counts.items() if n != 1]
+
+
+def all_checks(conn: Conn, receiver: Receiver, tokens: list[str]) -> list[str]:
+    return [*owed(conn), *dead_letters(conn), *doubled_memories(conn), *doubled_reactions(conn),
+            *doubled_webhooks(receiver), *requests_without_exactly_one_event(conn, tokens)]

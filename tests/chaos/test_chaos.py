@@ -1,0 +1,47 @@
+"""A stepping town with players posting heals by itself from the faults an operator meets (the CI subset;
+`python -m bench.chaos` runs every fault, repeatedly)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import psycopg
+
+from tests.chaos.checks import all_checks, owed
+from tests.chaos.harness import RECOVERY_S, WORLD, ChaosTown, Clients
+
+# A service, the relay, the gateway, the broker (it comes back empty) and Postgres (immediate shutdown).
+FAULTS = ("memory", "relay", "gateway", "planning", "broker", "postgres")
+
+
+def test_the_town_heals_by_itself_and_nothing_is_lost_doubled_or_owed(tmp_path: Path) -> None:
+    town = ChaosTown(tmp_path / "home")
+    clients = Clients(town)
+    try:
+        town.start()
+        clients.start()
+        for fault in FAULTS:
+            town.stop_postgres_abruptly() if fault == "postgres" else town.kill(fault)
+            town.wait_steps(2, RECOVERY_S)
+        clients.stop()
+        assert clients.accepted, "no request was accepted"
+        settle(town)
+        with psycopg.connect(town.database_url) as conn:
+            problems = all_checks(conn, town.receiver, clients.accepted)
+        assert not problems, "\n".join(problems)
+    finally:
+        clients.stop()
+        town.stop()
+
+
+def settle(town: ChaosTown, timeout: float = 120) -> None:
+    """Pause the clock and wait until no consumer owes an event."""
+    with town.client() as client:
+        client.post(f"/v1/worlds/{WORLD}/clock", json={"paused": True}).raise_for_status()
+    deadline, left = time.monotonic() + timeout, ["?"]
+    while left and time.monotonic() < deadline:
+        with psycopg.connect(town.database_url) as conn:
+            left = owed(conn)
+        time.sleep(1)
+    assert not left, "\n".join(left)

@@ -1,0 +1,239 @@
+"""Releasing a stepped world's held writes: short transactions, no model call inside one, nothing doubled."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from npcworld.contracts import Envelope, NpcCreated, ObservationMade, StepCompleted
+from npcworld.embeddings import PrefetchingEmbedder
+from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.outbox import OutboxRelay
+from services.memory.batching import MemoryConsumerLoop
+from services.memory.deps import MemoryDeps
+from services.memory.domain import ImportanceRatings, NpcRef, RatingContext, memory_stream_id
+from services.memory.gathering import DraftCollector
+from services.memory.handlers import HANDLERS, PREPARE, on_observation_made, release_steps
+from services.memory.holding import release_in_chunks
+from tests.infra import BrokerForTests
+from tests.integration.memory.support import T0, envelope, handle, new_npc
+from tests.polling import eventually
+from tests.unit.memory.fakes import FakeImportanceRater, HashingEmbedder
+
+pytestmark = pytest.mark.integration
+
+_WRITERS_OPEN = "SELECT count(*) FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid = ANY(%s)"
+
+
+class _WritersSeen:
+    """Counts, at each model call, the consumer's transactions that hold a transaction id (writers, which
+    hold back the outbox relay)."""
+
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        self.pool = pool
+        self.consumer_pids: list[int] = []
+        self.seen: list[int] = []
+
+    async def look(self) -> None:
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute(_WRITERS_OPEN, (self.consumer_pids,))).fetchone()
+        self.seen.append(int(row[0]) if row else -1)
+
+
+class _WatchedRater(FakeImportanceRater):
+    def __init__(self, writers: _WritersSeen) -> None:
+        super().__init__()
+        self.writers = writers
+
+    async def rate(self, descriptions: Sequence[str], context: RatingContext) -> ImportanceRatings:
+        await self.writers.look()
+        return await super().rate(descriptions, context)
+
+
+class _WatchedEmbedder(HashingEmbedder):
+    def __init__(self, writers: _WritersSeen) -> None:
+        super().__init__(16)
+        self.writers = writers
+
+    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        await self.writers.look()
+        return await super().embed(texts)
+
+
+async def _stepped_world(
+    pool: AsyncConnectionPool, deps: MemoryDeps, npcs: int, per_npc: int
+) -> tuple[list[NpcRef], Envelope]:
+    """NPC streams in a stepped world, ``per_npc`` observations each held, and the step's StepCompleted."""
+    base = new_npc()
+    refs = [NpcRef(base.tenant_id, base.world_id, f"npc-{i}") for i in range(npcs)]
+    for ref in refs:
+        created = NpcCreated(npc_id=ref.npc_id, name=ref.npc_id.title(), age=30, traits=("kind",),
+                             occupation="baker", seed="likes bread", location="town")
+        await handle(pool, envelope(created, ref, T0), deps)
+    async with pool.connection() as conn:
+        await deps.repository.set_stepped(conn, base.tenant_id, base.world_id, True)
+    for j in range(per_npc):
+        for ref in refs:
+            seen = ObservationMade(description=f"{ref.npc_id} sees lantern {j} by the well",
+                                   subject=f"lantern {j}")
+            await _store_and_handle(pool, deps, envelope(seen, ref, T0 + timedelta(seconds=10)))
+    return refs, await _store(pool, envelope(StepCompleted(step=1), base, T0 + timedelta(seconds=10)))
+
+
+async def _store(pool: AsyncConnectionPool, event: Envelope) -> Envelope:
+    async with pool.connection() as conn, conn.transaction():
+        await EventStore().append(conn, f"test-{event.event_id}", [event])
+    return event
+
+
+async def _store_and_handle(pool: AsyncConnectionPool, deps: MemoryDeps, event: Envelope) -> None:
+    await handle(pool, await _store(pool, event), deps)
+
+
+async def _recorded(pool: AsyncConnectionPool, refs: list[NpcRef]) -> list[tuple[str, int]]:
+    """Every observation memory of these NPCs with the transaction that stored it, in store order."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT payload->>'description', xmin::text::bigint FROM events"
+            " WHERE type = 'MemoryRecorded' AND stream_id = ANY(%s) AND payload->>'kind' = 'observation'"
+            " ORDER BY seq",
+            ([memory_stream_id(r) for r in refs],),
+        )
+        return [(r[0], int(r[1])) for r in await cur.fetchall()]
+
+
+async def _held(pool: AsyncConnectionPool, world: str) -> int:
+    async with pool.connection() as conn:
+        row = await (await conn.execute("SELECT count(*) FROM memory_held WHERE world_id = %s", (world,))
+                     ).fetchone()
+    return int(row[0]) if row else 0
+
+
+async def _publishable(pool: AsyncConnectionPool, world: str) -> int:
+    """Observation memories of the world waiting in the outbox (what the relay will publish)."""
+    async with pool.connection() as conn:
+        row = await (await conn.execute(
+            "SELECT count(*) FROM outbox o JOIN events e ON e.seq = o.seq WHERE e.world_id = %s"
+            " AND e.type = 'MemoryRecorded' AND e.payload->>'kind' = 'observation'", (world,))).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _fixed_order(refs: list[NpcRef], per_npc: int) -> list[str]:
+    return [f"{r.npc_id} sees lantern {j} by the well" for r in refs for j in range(per_npc)]
+
+
+async def test_a_step_is_released_in_several_short_transactions_in_the_fixed_order(
+    pool: AsyncConnectionPool, deps: MemoryDeps
+) -> None:
+    refs, step = await _stepped_world(pool, deps, npcs=3, per_npc=5)
+    visible_while_releasing: list[int] = []
+
+    async def watched(event: Envelope, uow: UnitOfWork, d: MemoryDeps) -> None:
+        if not isinstance(d.rater, DraftCollector):
+            visible_while_releasing.append(await _publishable(pool, step.world_id))
+        await on_observation_made(event, uow, d)
+
+    released = await release_in_chunks([step], deps, pool, {"ObservationMade": watched}, chunk=4)
+    await handle(pool, step, deps)  # the StepCompleted's own transaction finds nothing left
+
+    recorded = await _recorded(pool, refs)
+    assert released == 15
+    assert [d for d, _ in recorded] == _fixed_order(refs, 5)
+    assert len({xid for _, xid in recorded}) >= 4  # at most 4 held writes per transaction
+    assert await _held(pool, step.world_id) == 0
+    # Other services see the step's memories all at once, when the release is done.
+    assert visible_while_releasing == [0] * 15
+    assert await _publishable(pool, step.world_id) == 15
+
+
+async def test_writes_stored_after_the_step_completed_wait_for_the_next_step(
+    pool: AsyncConnectionPool, deps: MemoryDeps
+) -> None:
+    refs, step = await _stepped_world(pool, deps, npcs=1, per_npc=2)
+    late = await _store(pool, envelope(ObservationMade(description="a late lantern", subject="late"),
+                                       refs[0], T0 + timedelta(seconds=10)))
+    await handle(pool, late, deps)  # held after the StepCompleted was stored: it belongs to the next step
+
+    await release_steps([step], deps, pool)
+    await handle(pool, step, deps)
+    assert [d for d, _ in await _recorded(pool, refs)] == _fixed_order(refs, 2)
+    assert await _held(pool, step.world_id) == 1
+
+    following = await _store(pool, envelope(StepCompleted(step=2), refs[0], T0 + timedelta(seconds=20)))
+    await release_steps([following], deps, pool)
+    await handle(pool, following, deps)
+    assert [d for d, _ in await _recorded(pool, refs)] == [*_fixed_order(refs, 2), "a late lantern"]
+
+
+async def test_a_release_cut_short_by_a_failure_is_finished_once_by_the_step_completed(
+    pool: AsyncConnectionPool, deps: MemoryDeps
+) -> None:
+    refs, step = await _stepped_world(pool, deps, npcs=2, per_npc=4)
+    failing = {"left": 1}
+
+    async def fails_once_on_the_sixth(event: Envelope, uow: UnitOfWork, d: MemoryDeps) -> None:
+        assert isinstance(event.payload, ObservationMade)
+        applying = not isinstance(d.rater, DraftCollector)  # not the dry run that finds the slow calls
+        if applying and event.payload.description == _fixed_order(refs, 4)[5] and failing["left"]:
+            failing["left"] -= 1
+            raise ConnectionError("the database went away mid-release")
+        await on_observation_made(event, uow, d)
+
+    with pytest.raises(ConnectionError):
+        await release_in_chunks([step], deps, pool, {"ObservationMade": fails_once_on_the_sixth}, chunk=2)
+    assert len(await _recorded(pool, refs)) == 4  # two chunks committed, the third rolled back
+
+    await handle(pool, step, deps)  # the consumer then claims the StepCompleted with the rest
+    assert [d for d, _ in await _recorded(pool, refs)] == _fixed_order(refs, 4)
+
+
+async def test_the_consumer_makes_a_steps_model_calls_with_no_transaction_open(
+    pool: AsyncConnectionPool, database_url: str, broker: BrokerForTests
+) -> None:
+    """Regression: the whole step used to be rated and embedded inside the StepCompleted's transaction, which
+    holds a transaction id from its first write, so every event stored meanwhile (by any service) waited
+    behind it in the outbox and the world's next step waited for all of it."""
+    writers = _WritersSeen(pool)
+    deps = MemoryDeps(embedder=PrefetchingEmbedder(_WatchedEmbedder(writers)), rater=_WatchedRater(writers))
+    refs, step = await _stepped_world(pool, MemoryDeps(embedder=HashingEmbedder(16),
+                                                       rater=FakeImportanceRater()), npcs=3, per_npc=3)
+    writers.seen.clear()
+    name = f"memory-{uuid.uuid4().hex[:8]}"
+    async with pool.connection() as conn:  # only the step is this consumer's to handle
+        await conn.execute("INSERT INTO processed_events (consumer, event_id) SELECT %s, event_id FROM events"
+                           " WHERE event_id <> %s", (name, step.event_id))
+
+    async def remember(conn: AsyncConnection[Any]) -> None:
+        writers.consumer_pids.append(conn.info.backend_pid)
+
+    consumer_pool = AsyncConnectionPool(database_url, min_size=1, max_size=4, configure=remember, open=False)
+    await consumer_pool.open(wait=True)
+    stop = asyncio.Event()
+    loop = MemoryConsumerLoop(name, HANDLERS, deps, pool=consumer_pool, bootstrap=broker.bootstrap,
+                              prepare=PREPARE)
+    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
+             asyncio.create_task(loop.run(stop))]
+    try:
+        async def claimed() -> bool:
+            async with pool.connection() as conn:
+                row = await (await conn.execute(
+                    "SELECT count(*) FROM processed_events WHERE consumer = %s AND event_id = %s",
+                    (name, step.event_id))).fetchone()
+            return bool(row and row[0])
+
+        await eventually(claimed, bool, timeout=60)
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+        await consumer_pool.close()
+    assert [d for d, _ in await _recorded(pool, refs)] == _fixed_order(refs, 3)
+    assert writers.seen and set(writers.seen) == {0}
