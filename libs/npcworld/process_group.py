@@ -14,12 +14,19 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-__all__ = ["ChildState", "ProcessGroup"]
+__all__ = ["ChildState", "Forcing", "ProcessGroup"]
 
 _BACKOFF_FIRST_S = 1.0
 _BACKOFF_MAX_S = 30.0
 _STABLE_S = 60.0  # a child that ran this long is healthy again: its next restart is immediate
+
+
+class Forcing(Protocol):
+    """Says whether stopping should stop waiting and kill (a ``threading.Event`` or a signal flag)."""
+
+    def is_set(self) -> bool: ...
 
 
 @dataclass
@@ -100,7 +107,7 @@ class ProcessGroup:
     def alive(self) -> int:
         return sum(p.poll() is None for p in self.children.values())
 
-    def stop(self, force: threading.Event | None = None, timeout: float = 15.0) -> int:
+    def stop(self, force: Forcing | None = None, timeout: float = 15.0) -> int:
         """Stop every child (SIGTERM, then SIGKILL after ``timeout`` s or as soon as ``force`` is set).
 
         Returns:
@@ -114,7 +121,7 @@ class ProcessGroup:
         return running
 
 
-def _stop(procs: list[subprocess.Popen[bytes]], timeout: float, force: threading.Event) -> None:
+def _stop(procs: list[subprocess.Popen[bytes]], timeout: float, force: Forcing) -> None:
     for proc in procs:
         if proc.poll() is None and not force.is_set():
             with contextlib.suppress(ProcessLookupError):

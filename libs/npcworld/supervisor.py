@@ -29,7 +29,7 @@ from npcworld.run_guard import Guardian, RunLock, stop_leftovers
 from npcworld.run_progress import Progress, progress_line, stored_events, world_progress
 from npcworld.stack_health import StackHealth, bring_up, write_run_state
 
-__all__ = ["ProcessGroup", "StopSignals", "Supervisor", "process_commands", "rotate_group_broker"]
+__all__ = ["ProcessGroup", "SignalFlag", "StopSignals", "Supervisor", "process_commands", "rotate_group_broker"]
 
 _ROTATION_RETRY_S = 600.0  # after a failed rotation, carry on with the current broker this long
 
@@ -83,11 +83,34 @@ async def rotate_group_broker(
     )
 
 
+class SignalFlag:
+    """A flag a signal handler may set. ``threading.Event.set`` takes the event's lock, which the interrupted
+    main thread may be holding (inside ``Event.wait``): setting it from a handler can deadlock the run. This
+    one is a plain attribute; ``wait`` polls it in short sleeps, which a signal cuts short."""
+
+    _POLL_S = 0.05
+
+    def __init__(self) -> None:
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def wait(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not self._set and (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(self._POLL_S, left))
+        return self._set
+
+
 class StopSignals:
     """SIGINT, SIGTERM and SIGHUP ask the run to stop; a second one forces a fast (still complete) stop."""
 
     def __init__(self) -> None:
-        self.requested, self.force = threading.Event(), threading.Event()
+        self.requested, self.force = SignalFlag(), SignalFlag()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, self._on_signal)
 
@@ -124,7 +147,10 @@ class Supervisor:
             _say(f"embedded stack up: postgres {state.database_url}  kafka {state.kafka_bootstrap_servers}")
             if signals.requested.is_set():
                 return
-            env = {**state.client_env(dict(os.environ)), STACK_MARKER: str(self.home)}
+            # One process per service: each may be a static group member (npcworld.messaging.kafka), so a
+            # restarted one gets its partitions back at once.
+            env = {"KAFKA_GROUP_INSTANCE_ID": "run", **state.client_env(dict(os.environ)),
+                   STACK_MARKER: str(self.home)}
             group = ProcessGroup(process_commands(self.port), env, self.home / "logs")
             group.start()
             if self.demo:

@@ -23,7 +23,7 @@ from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
 from npcworld.projection import Projection
 from services.world_state.domain import is_due, next_tick, step_npcs
 from services.world_state.handlers import HANDLERS, PROJECTION
-from services.world_state.quiescence import PipelineProbe
+from services.world_state.quiescence import PipelineProbe, WorldKey
 from services.world_state.repository import WorldRepository
 from services.world_state.trees import TreeCache
 
@@ -78,10 +78,10 @@ class Ticker:
         async with self.pool.connection() as conn:
             repo = WorldRepository(conn)
             worlds = [(w, await repo.clock(w)) for w in await repo.running_clocks()]
-        stepped = [w for w, c in worlds if c is not None and c.speed is None]
+        stepped = [(c.tenant_id, w) for w, c in worlds if c is not None and c.speed is None]
         if stepped:
             await self._wait_for_pipeline(stepped)
-            if await self._complete_steps(stepped):
+            if await self._complete_steps([w for _, w in stepped]):
                 await self._wait_for_pipeline(stepped)
         count = 0
         for world_id, _ in worlds:
@@ -106,18 +106,19 @@ class Ticker:
                 count += 1
         return count
 
-    async def _wait_for_pipeline(self, stepped: list[str]) -> None:
-        """Wait until the previous step is digested, saying every 30 s who is behind; at the cap, go on."""
-        waited = 0.0
+    async def _wait_for_pipeline(self, stepped: list[WorldKey]) -> None:
+        """Wait until the previous step of these worlds is digested (``PipelineProbe``), saying every 30 s who
+        is behind; at the cap, go on."""
+        waited, names = 0.0, [w for _, w in stepped]
         while waited < self.stepped_max_wait:
             chunk = min(30.0, self.stepped_max_wait - waited)
-            if await self.probe.wait_idle(chunk):
+            if await self.probe.wait_idle(chunk, stepped):
                 return
             waited += chunk
             logger.warning("stepped clock of %s waiting %.0fs for the pipeline: %s",
-                           stepped, waited, self.probe.describe())
+                           names, waited, self.probe.describe())
         logger.error("pipeline still busy after %.0fs; stepping %s anyway (cognition will lag): %s",
-                     self.stepped_max_wait, stepped, self.probe.describe())
+                     self.stepped_max_wait, names, self.probe.describe())
 
     async def tick(self, world_id: str, wall_now: float) -> bool:
         """One step of one world if its clock is running and due; False otherwise."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -31,22 +31,35 @@ from tests.unit.memory.fakes import FakeImportanceRater, HashingEmbedder
 
 pytestmark = pytest.mark.integration
 
-_WRITERS_OPEN = "SELECT count(*) FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid = ANY(%s)"
+_T = TypeVar("_T")
+
+_WRITERS_OPEN = (
+    "SELECT pid, backend_xid::text FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid = ANY(%s)"
+)
+_CALL_S = 0.05  # each fake model call takes this long, as a real one takes much longer
 
 
 class _WritersSeen:
-    """Counts, at each model call, the consumer's transactions that hold a transaction id (writers, which
-    hold back the outbox relay)."""
+    """Counts, for each model call, the consumer's write transactions (which hold back the outbox relay)
+    open both before and after it: a transaction kept open across a model call. A short write of its own
+    meanwhile (a heartbeat) holds another transaction id and does not count."""
 
     def __init__(self, pool: AsyncConnectionPool) -> None:
         self.pool = pool
         self.consumer_pids: list[int] = []
         self.seen: list[int] = []
 
-    async def look(self) -> None:
+    async def open_writers(self) -> set[tuple[int, str]]:
         async with self.pool.connection() as conn:
-            row = await (await conn.execute(_WRITERS_OPEN, (self.consumer_pids,))).fetchone()
-        self.seen.append(int(row[0]) if row else -1)
+            rows = await (await conn.execute(_WRITERS_OPEN, (self.consumer_pids,))).fetchall()
+        return {(int(pid), str(xid)) for pid, xid in rows}
+
+    async def around(self, call: Callable[[], Awaitable[_T]]) -> _T:
+        before = await self.open_writers()
+        await asyncio.sleep(_CALL_S)
+        result = await call()
+        self.seen.append(len(before & await self.open_writers()))
+        return result
 
 
 class _WatchedRater(FakeImportanceRater):
@@ -55,8 +68,7 @@ class _WatchedRater(FakeImportanceRater):
         self.writers = writers
 
     async def rate(self, descriptions: Sequence[str], context: RatingContext) -> ImportanceRatings:
-        await self.writers.look()
-        return await super().rate(descriptions, context)
+        return await self.writers.around(lambda: super(_WatchedRater, self).rate(descriptions, context))
 
 
 class _WatchedEmbedder(HashingEmbedder):
@@ -65,8 +77,7 @@ class _WatchedEmbedder(HashingEmbedder):
         self.writers = writers
 
     async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        await self.writers.look()
-        return await super().embed(texts)
+        return await self.writers.around(lambda: super(_WatchedEmbedder, self).embed(texts))
 
 
 async def _stepped_world(
