@@ -29,7 +29,9 @@ from npcworld.run_guard import Guardian, RunLock, stop_leftovers
 from npcworld.run_progress import Progress, progress_line, stored_events, world_progress
 from npcworld.stack_health import StackHealth, bring_up, write_run_state
 
-__all__ = ["ProcessGroup", "SignalFlag", "StopSignals", "Supervisor", "process_commands", "rotate_group_broker"]
+__all__ = [
+    "ProcessGroup", "SignalFlag", "StopSignals", "Supervisor", "process_commands", "rotate_group_broker",
+]
 
 _ROTATION_RETRY_S = 600.0  # after a failed rotation, carry on with the current broker this long
 

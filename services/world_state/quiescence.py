@@ -68,7 +68,8 @@ WITH bound AS (
 )
 SELECT (SELECT seq FROM bound),
        (SELECT count(*) FROM outbox o JOIN scoped s ON s.seq = o.seq),
-       (SELECT count(*) FROM reflection_npcs r WHERE r.pending_run IS NOT NULL AND {_IN_SCOPE.format(alias="r")}),
+       (SELECT count(*) FROM reflection_npcs r
+         WHERE r.pending_run IS NOT NULL AND {_IN_SCOPE.format(alias="r")}),
        (SELECT coalesce(array_agg(DISTINCT consumer ORDER BY consumer), '{{}}') FROM owed),
        (SELECT count(*) FROM owed)
 """
