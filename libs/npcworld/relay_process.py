@@ -40,7 +40,7 @@ async def _run(settings: CommonSettings, republish_from: int | None) -> None:
     async def readiness() -> dict[str, bool]:
         return {"database": await database_reachable(pool), "relay": relay.ready.is_set()}
 
-    health = HealthServer(settings.health_port, readiness)
+    health = HealthServer(settings.health_port, readiness, settings.health_host)
     await health.start()
     try:
         if republish_from is not None:

@@ -88,7 +88,7 @@ async def serve(
         async def readiness() -> dict[str, bool]:
             return {"database": await database_reachable(pool), "consumer": loop.started.is_set()}
 
-        health = HealthServer(settings.health_port, readiness)
+        health = HealthServer(settings.health_port, readiness, settings.health_host)
         await health.start()
         try:
             await loop.run(stop)

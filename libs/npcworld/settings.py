@@ -23,6 +23,13 @@ class CommonSettings(BaseSettings):
     celery_broker_url: str | None = Field(default=None, description="Celery broker; unset = Postgres")
     npcworld_home: Path = Field(default=Path(".npcworld"), description="data dir of the embedded stack")
     health_port: int = Field(default=0, ge=0, le=65535, description="port of /healthz /readyz /metrics")
+    health_host: str = Field(
+        default="127.0.0.1", min_length=1,
+        description="address of /healthz /readyz /metrics (0.0.0.0 in a container)",
+    )
+    npcworld_service_token: str | None = Field(
+        default=None, description="shared credential of internal APIs (npcworld.service_auth); required in"
+        " production")
     log_level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import signal
 import sys
 import threading
@@ -27,6 +28,7 @@ from npcworld.embedded.rotation import RotationResult, rotate_broker, rotation_d
 from npcworld.process_group import ProcessGroup
 from npcworld.run_guard import Guardian, RunLock, stop_leftovers
 from npcworld.run_progress import Progress, progress_line, stored_events, world_progress
+from npcworld.service_auth import TOKEN_ENV
 from npcworld.stack_health import StackHealth, bring_up, write_run_state
 
 __all__ = [
@@ -151,8 +153,10 @@ class Supervisor:
                 return
             # One process per service: each may be a static group member (npcworld.messaging.kafka), so a
             # restarted one gets its partitions back at once.
-            env = {"KAFKA_GROUP_INSTANCE_ID": "run", **state.client_env(dict(os.environ)),
-                   STACK_MARKER: str(self.home)}
+            # A fresh service credential per run (unless one is given): even on loopback, another local
+            # user cannot read the memory service's internal API.
+            env = {"KAFKA_GROUP_INSTANCE_ID": "run", TOKEN_ENV: secrets.token_urlsafe(24),
+                   **state.client_env(dict(os.environ)), STACK_MARKER: str(self.home)}
             group = ProcessGroup(process_commands(self.port), env, self.home / "logs")
             group.start()
             if self.demo:

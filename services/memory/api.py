@@ -27,6 +27,7 @@ from npcworld.errors import NotFoundError, TransientError, ValidationError
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.memory_client import MemoryPage, MemoryView, RetrievalRequest, RetrievedView
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
+from npcworld.service_auth import authorized
 from services.memory.deps import MemoryDeps
 from services.memory.domain import Memory, NpcRef, RetrievalWeights
 from services.memory.retrieval import RetrievedMemory, retrieve
@@ -40,9 +41,12 @@ Id = Annotated[str, Query(min_length=1, max_length=100)]
 
 
 def create_app(
-    deps: MemoryDeps, *, pool: AsyncConnectionPool | None = None, database_url: str = ""
+    deps: MemoryDeps, *, pool: AsyncConnectionPool | None = None, database_url: str = "",
+    token: str | None = None,
 ) -> FastAPI:
-    """The internal API; uses ``pool`` when given, else opens its own on ``database_url`` at start-up."""
+    """The internal API; uses ``pool`` when given, else opens its own on ``database_url`` at start-up.
+    With ``token`` every route but /healthz answers 401 unless the request carries it as a bearer token
+    (``npcworld.service_auth``)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -56,8 +60,20 @@ def create_app(
     app = FastAPI(title="npcworld memory (internal)", version="1", lifespan=lifespan)
     app.state.deps = deps
     _install_errors(app)
+    if token is not None:
+        _require_token(app, token)
     _routes(app)
     return app
+
+
+def _require_token(app: FastAPI, token: str) -> None:
+    @app.middleware("http")
+    async def service_credential(request: Request, call_next: Any) -> Any:
+        if request.url.path != "/healthz" and not authorized(request.headers.get("authorization"), token):
+            return JSONResponse({"title": "Unauthorized", "detail": "the service credential is missing or"
+                                 " wrong", "field": None}, status_code=401,
+                                headers={"WWW-Authenticate": "Bearer"})
+        return await call_next(request)
 
 
 def _routes(app: FastAPI) -> None:

@@ -19,6 +19,7 @@ from npcworld.embeddings import Embedder, PrefetchingEmbedder
 from npcworld.llm import build_llm
 from npcworld.messaging.reconnect import Backoff
 from npcworld.service import configure_logging, start_dependencies
+from npcworld.service_auth import require_in_production
 from npcworld.settings import resolve_endpoints
 from npcworld.telemetry import configure_telemetry
 from npcworld.telemetry.health import HealthServer
@@ -56,6 +57,7 @@ async def serve_memory(
     """Run the consumer loop and the internal API until ``stop`` is set (``started``: API accepting)."""
     endpoints = resolve_endpoints(settings)
     url = endpoints.database_url
+    token = require_in_production(endpoints.embedded, "memory service's internal API")
     # Postgres away at start is waited out with backoff (later outages: the loop backs off, the API
     # answers errors that its callers retry).
     pool = await start_dependencies("memory-api", endpoints, stop, pool_size=8, topics=False)
@@ -77,8 +79,8 @@ async def serve_memory(
             settings=settings,
         )
         config = uvicorn.Config(
-            create_app(deps, pool=pool), host=settings.memory_api_host, port=settings.memory_api_port,
-            log_level="warning", lifespan="on",
+            create_app(deps, pool=pool, token=token), host=settings.memory_api_host,
+            port=settings.memory_api_port, log_level="warning", lifespan="on",
         )
         api = _ApiServer(config)
         consumer_task = asyncio.create_task(_consume(consumer, settings, deps, stop))
@@ -111,7 +113,7 @@ async def _consume(name: str, settings: Settings, deps: MemoryDeps, stop: asynci
         async def readiness() -> dict[str, bool]:
             return {"database": await database_reachable(pool), "consumer": loop.started.is_set()}
 
-        health = HealthServer(settings.health_port, readiness)
+        health = HealthServer(settings.health_port, readiness, settings.health_host)
         await health.start()
         try:
             await loop.run(stop)

@@ -45,7 +45,8 @@ class MemorySettings(BaseSettings):
     index_interval_seconds: float = Field(
         default=60.0, gt=0, validation_alias="MEMORY_INDEX_INTERVAL_SECONDS"
     )
-    memory_api_host: str = Field(default="0.0.0.0", min_length=1, validation_alias="MEMORY_API_HOST")
+    # Loopback unless a deployment says otherwise (compose sets 0.0.0.0 and NPCWORLD_SERVICE_TOKEN).
+    memory_api_host: str = Field(default="127.0.0.1", min_length=1, validation_alias="MEMORY_API_HOST")
     memory_api_port: int = Field(default=8101, ge=0, le=65535, validation_alias="MEMORY_API_PORT")
     duplicate_window_hours: float = Field(
         default=24.0, gt=0, validation_alias="MEMORY_DUPLICATE_WINDOW_HOURS"

@@ -41,7 +41,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> None:
         async def readiness() -> dict[str, bool]:
             return {"database": await database_reachable(pool), "dispatcher": dispatcher.started.is_set()}
 
-        health = HealthServer(settings.health_port, readiness)
+        health = HealthServer(settings.health_port, readiness, settings.health_host)
         heartbeat = Heartbeat(pool, CONSUMER, ())  # reads the store itself: owes no Kafka events
         await health.start()
         await Backoff(f"{CONSUMER} heartbeat").call(heartbeat.start, stop)

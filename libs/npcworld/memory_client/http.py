@@ -12,6 +12,7 @@ from pydantic import TypeAdapter
 from npcworld.contracts import MemoryKind
 from npcworld.errors import NotFoundError, PermanentError, TransientError, ValidationError
 from npcworld.memory_client.port import MemoryPage, MemoryView, RetrievalRequest, RetrievedView
+from npcworld.service_auth import client_headers
 
 __all__ = ["HttpMemoryReader"]
 
@@ -30,7 +31,8 @@ class HttpMemoryReader:
         self, base_url: str, *, timeout: float = 10.0, client: httpx.AsyncClient | None = None
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self._client = client or httpx.AsyncClient(base_url=self.base_url, timeout=timeout)
+        self._client = client or httpx.AsyncClient(base_url=self.base_url, timeout=timeout,
+                                                   headers=client_headers())
         self._owns_client = client is None
 
     async def aclose(self) -> None:

@@ -17,7 +17,7 @@ ReadinessCheck = Callable[[], Awaitable[dict[str, bool]]]
 class HealthServer:
     """Serves health, readiness and Prometheus metrics on ``port`` (0 picks a free one)."""
 
-    def __init__(self, port: int, readiness: ReadinessCheck, host: str = "0.0.0.0") -> None:
+    def __init__(self, port: int, readiness: ReadinessCheck, host: str = "127.0.0.1") -> None:
         self.port = port
         self.host = host
         self.readiness = readiness
@@ -27,7 +27,7 @@ class HealthServer:
         """Start listening; returns the bound port."""
         self._server = await asyncio.start_server(self._serve, self.host, self.port)
         self.port = self._server.sockets[0].getsockname()[1]
-        logger.info("health endpoint on :%d", self.port)
+        logger.info("health endpoint on %s:%d", self.host, self.port)
         return self.port
 
     async def stop(self) -> None:
