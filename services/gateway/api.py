@@ -23,6 +23,7 @@ from npcworld.settings import resolve_endpoints
 from services.gateway.auth import RateLimiter
 from services.gateway.deps import WorldCache
 from services.gateway.idempotency import IdempotencyMiddleware
+from services.gateway.limits import EdgeLimitsMiddleware
 from services.gateway.notifier import AppendNotifier
 from services.gateway.problems import install_http_problem_handler, install_problem_handlers
 from services.gateway.repository import IdempotencyStore
@@ -75,7 +76,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="npcworld", version="1", lifespan=lifespan, description=_DESCRIPTION)
     app.add_middleware(IdempotencyMiddleware)
-    app.add_middleware(DatabaseUnavailableMiddleware)  # outermost: also sees the middlewares' queries
+    app.add_middleware(DatabaseUnavailableMiddleware)  # also sees the middlewares' queries
+    # Outermost: an oversized, slow or header-stuffed request is refused before any other work.
+    app.add_middleware(EdgeLimitsMiddleware, limits=(settings or Settings()).edge_limits())
     install_problem_handlers(app)
     install_http_problem_handler(app)
     _ops(app)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
@@ -18,8 +19,16 @@ from tests.integration.conftest import broker, database_url, pool, postgres  # n
 
 @pytest.fixture(scope="module")
 def gateway_url(database_url: str, broker: BrokerForTests) -> Iterator[str]:  # noqa: F811
+    with running_gateway(database_url, broker) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def running_gateway(database_url: str, broker: BrokerForTests, **env_vars: str) -> Iterator[str]:  # noqa: F811
+    """A gateway process (uvicorn, as deployed) on a free port; ``env_vars`` add to its environment."""
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": database_url, "KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap}
+    env = {**os.environ, "DATABASE_URL": database_url, "KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap,
+           **env_vars}
     proc = subprocess.Popen(
         [
             sys.executable,
