@@ -6,6 +6,7 @@ NpcworldError
 ├── ConcurrencyError       an append lost an optimistic-concurrency race on a stream version
 ├── NotFoundError          a resource does not exist (or is not visible to the tenant)
 ├── ValidationError        input rejected; carries the offending field
+├── ConflictError          the request conflicts with what exists (an id already taken); safe to show
 ├── TransientError         worth retrying with backoff (connection loss, timeouts, serialization)
 └── PermanentError         retrying cannot help; the event goes to the dead-letter topic
     ├── UnknownEventError  type or schema_version this build does not understand
@@ -17,6 +18,7 @@ from __future__ import annotations
 __all__ = [
     "ConcurrencyError",
     "ConfigError",
+    "ConflictError",
     "EgressRefusedError",
     "InfraError",
     "NotFoundError",
@@ -71,6 +73,15 @@ class TransientError(NpcworldError):
 
 class PermanentError(NpcworldError):
     """A failure that retrying cannot fix."""
+
+
+class ConflictError(NpcworldError):
+    """The request conflicts with what exists (an id already taken). Its message is written for the caller:
+    unlike a ``ConcurrencyError``'s, it names no internal stream or version."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class UnknownEventError(PermanentError):

@@ -9,13 +9,18 @@ from typing import Any
 from psycopg import AsyncConnection
 
 from npcworld.contracts import Envelope, WorldDeleted, WorldForked
-from npcworld.errors import NotFoundError, ValidationError
+from npcworld.errors import ConflictError, NotFoundError
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.ids import uuid7
 
 __all__ = ["fork_world", "world_stream"]
 
 _ALL = 2**62
+
+
+def world_id_taken(world_id: str) -> str:
+    """What a caller is told when a world id is taken: the same whoever took it (no owner, no history)."""
+    return f"world id {world_id!r} is already taken; choose another"
 
 
 def world_stream(world_id: str) -> str:
@@ -41,14 +46,14 @@ async def fork_world(
 
     Raises:
         NotFoundError: the tenant has no such source world.
-        ValidationError: ``new_world_id`` is already used.
+        ConflictError: ``new_world_id`` is already taken.
     """
     store = EventStore()
     history = await _history(conn, store, tenant_id, source_world_id, at)
     if not history or history[0][1].type != "WorldCreated":
         raise NotFoundError(f"world {source_world_id!r} not found")
     if await store.read_all(conn, 0, 1, EventFilter(world_id=new_world_id)):
-        raise ValidationError(f"world id {new_world_id!r} is already in use", field="new_world_id")
+        raise ConflictError(world_id_taken(new_world_id), field="new_world_id")
     streams: dict[str, list[Envelope]] = defaultdict(list)
     for stream_id, original in history:
         copy = original.model_copy(update={

@@ -9,7 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from npcworld.errors import ConcurrencyError, NotFoundError, NpcworldError, ValidationError
+from npcworld.errors import ConcurrencyError, ConflictError, NotFoundError, NpcworldError, ValidationError
 from services.gateway.unavailable import RETRY_AFTER_SECONDS, unavailable_body
 
 __all__ = ["install_http_problem_handler", "install_problem_handlers", "problem"]
@@ -57,8 +57,13 @@ def install_problem_handlers(app: FastAPI) -> None:
             return problem(
                 422, "Invalid request", str(exc), errors=[{"field": exc.field, "message": str(exc)}]
             )
+        if isinstance(exc, ConflictError):
+            return problem(409, "Conflict", str(exc), errors=[{"field": exc.field, "message": str(exc)}]
+                           if exc.field else [])
         if isinstance(exc, ConcurrencyError):
-            return problem(409, "Conflict", str(exc))
+            # Its message names an internal stream and its version: never shown to a caller.
+            return problem(409, "Conflict", "another request changed this resource first; read it again"
+                           " and retry")
         return problem(503, "Unavailable", str(exc))
 
 

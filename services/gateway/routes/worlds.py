@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from npcworld.contracts import NpcCreated, ObservationMade, WorldCreated
-from npcworld.errors import NotFoundError, ValidationError
+from npcworld.errors import ConcurrencyError, ConflictError, NotFoundError, ValidationError
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
-from npcworld.fork import fork_world, world_stream
+from npcworld.fork import fork_world, world_id_taken, world_stream
 from npcworld.ids import new_id
 from npcworld.templates import list_templates
 from services.gateway.deps import Reader, Writer, live_world
@@ -45,7 +45,10 @@ async def create_world(body: WorldIn, key: Writer, request: Request) -> WorldOut
             raise ValidationError(f"unknown template {body.template!r}", field="template")
         created = WorldCreated(name=body.name, start_time=body.start_time, template=body.template)
         event = uow.new_event(created, tenant_id=key.tenant_id, world_id=world_id, world_time=body.start_time)
-        await uow.append(world_stream(world_id), [event], expected_version=0)
+        try:
+            await uow.append(world_stream(world_id), [event], expected_version=0)
+        except ConcurrencyError:
+            raise ConflictError(world_id_taken(world_id), field="world_id") from None
         state = await GatewayRepository(conn).load_world(key.tenant_id, world_id)
     return _out(world_id, state)
 

@@ -1,4 +1,4 @@
-"""Internal surfaces: loopback by default, and a shared service credential that production cannot go without."""
+"""Internal surfaces: loopback by default, and a service credential that production cannot go without."""
 
 from __future__ import annotations
 
