@@ -173,7 +173,8 @@ def tenant() -> None:
     """Tenants and their API keys (how the first key of a deployment comes to exist)."""
 
 
-_SCOPES = click.Choice(["read", "write", "admin"])
+# docs/api.md, "Tenants, keys and scopes" (services/gateway/domain/grants.py) says what each one allows.
+_SCOPES = click.Choice(["read", "chat", "play", "write", "voice", "admin"])
 
 
 def _with_keys(action: Any) -> Any:

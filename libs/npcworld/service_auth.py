@@ -1,20 +1,21 @@
 """The shared service credential of internal HTTP surfaces (the memory service's API).
 
 Services call each other's internal APIs with ``Authorization: Bearer <NPCWORLD_SERVICE_TOKEN>``; an API
-with a token configured refuses every request without it (401). Embedded mode binds those APIs to 127.0.0.1
-(``npcworld run`` still gives its processes a fresh token each run); a production deployment
-(``DATABASE_URL`` and ``KAFKA_BOOTSTRAP_SERVERS`` set) must set it: an internal API refuses to start
-without one.
+with a token configured refuses every request without it (401). An internal API listening beyond loopback
+(a container, ``MEMORY_API_HOST=0.0.0.0``) must have a token and refuses to start without one; on loopback
+(the default, and every embedded run) it is optional, and ``npcworld run`` still gives its processes a fresh
+one each run.
 """
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import os
 
 from npcworld.errors import ConfigError
 
-__all__ = ["TOKEN_ENV", "authorized", "client_headers", "require_in_production", "service_token"]
+__all__ = ["TOKEN_ENV", "authorized", "client_headers", "is_loopback", "required_token", "service_token"]
 
 TOKEN_ENV = "NPCWORLD_SERVICE_TOKEN"
 _MIN_LENGTH = 16
@@ -38,14 +39,25 @@ def authorized(header: str | None, token: str) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
 
 
-def require_in_production(embedded: bool, surface: str) -> str | None:
-    """The token for ``surface``; outside embedded mode a missing or short one is a ConfigError."""
+def is_loopback(host: str) -> bool:
+    """Whether listening on ``host`` reaches only this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name that may resolve anywhere
+
+
+def required_token(host: str, surface: str) -> str | None:
+    """The token for ``surface`` listening on ``host``; beyond loopback a missing or short one is a
+    ConfigError."""
     token = service_token()
-    if embedded:
-        return token
+    if is_loopback(host) and token is None:
+        return None
     if token is None:
-        raise ConfigError(f"{TOKEN_ENV} is not set: the {surface} refuses to run unauthenticated in"
-                          " production (set one random value, 16+ characters, on every npcworld process)")
+        raise ConfigError(f"{TOKEN_ENV} is not set: the {surface} listens on {host} and refuses to run"
+                          " unauthenticated (set one random value, 16+ characters, on every process)")
     if len(token) < _MIN_LENGTH:
         raise ConfigError(f"{TOKEN_ENV} is shorter than {_MIN_LENGTH} characters")
     return token

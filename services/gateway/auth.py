@@ -12,7 +12,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from services.gateway.domain import Bucket, take
 from services.gateway.repository import ApiKey, KeyRepository
 
-__all__ = ["Caller", "RateLimiter", "require"]
+__all__ = ["Caller", "RateLimiter", "require", "require_world"]
 
 _bearer = HTTPBearer(auto_error=False, description="API key: `Authorization: Bearer npcw_...`")
 
@@ -57,11 +57,23 @@ Caller = Annotated[ApiKey, Depends(_caller)]
 
 
 def require(scope: str) -> object:
-    """A dependency that admits only keys holding ``scope``."""
+    """A dependency that admits only keys holding ``scope`` (or a scope implying it) and, on a route of one
+    world, only keys that reach that world (``services.gateway.domain.grants``)."""
 
-    async def check(key: Caller) -> ApiKey:
-        if scope not in key.scopes:
+    async def check(key: Caller, request: Request) -> ApiKey:
+        grant = key.grant
+        if not grant.allows(scope):
             raise HTTPException(403, f"this API key lacks the {scope!r} scope")
+        world_id = request.path_params.get("world_id")
+        if world_id is not None and not grant.reaches(world_id):
+            # Said the same whether or not the world exists: a limited key learns nothing of the others.
+            raise HTTPException(403, "this API key is limited to other worlds")
         return key
 
     return Depends(check)
+
+
+def require_world(key: ApiKey, world_id: str) -> None:
+    """For a world named in a request body (a new world, a fork's target): the key must reach it."""
+    if not key.grant.reaches(world_id):
+        raise HTTPException(403, "this API key is limited to other worlds")

@@ -13,10 +13,14 @@ from services.gateway.auth import require
 from services.gateway.domain import WorldState
 from services.gateway.repository import ApiKey, GatewayRepository
 
-__all__ = ["Admin", "Reader", "WorldCache", "Writer", "live_world"]
+__all__ = ["Admin", "Chatter", "Player", "Reader", "Voice", "WorldCache", "Writer", "live_world"]
 
+# The scopes each route needs (services/gateway/domain/grants.py says what each one implies).
 Reader = Annotated[ApiKey, require("read")]
+Chatter = Annotated[ApiKey, require("chat")]
+Player = Annotated[ApiKey, require("play")]
 Writer = Annotated[ApiKey, require("write")]
+Voice = Annotated[ApiKey, require("voice")]
 Admin = Annotated[ApiKey, require("admin")]
 
 

@@ -19,7 +19,7 @@ from npcworld.embeddings import Embedder, PrefetchingEmbedder
 from npcworld.llm import build_llm
 from npcworld.messaging.reconnect import Backoff
 from npcworld.service import configure_logging, start_dependencies
-from npcworld.service_auth import require_in_production
+from npcworld.service_auth import required_token
 from npcworld.settings import resolve_endpoints
 from npcworld.telemetry import configure_telemetry
 from npcworld.telemetry.health import HealthServer
@@ -57,7 +57,7 @@ async def serve_memory(
     """Run the consumer loop and the internal API until ``stop`` is set (``started``: API accepting)."""
     endpoints = resolve_endpoints(settings)
     url = endpoints.database_url
-    token = require_in_production(endpoints.embedded, "memory service's internal API")
+    token = required_token(settings.memory_api_host, "memory service's internal API")
     # Postgres away at start is waited out with backoff (later outages: the loop backs off, the API
     # answers errors that its callers retry).
     pool = await start_dependencies("memory-api", endpoints, stop, pool_size=8, topics=False)

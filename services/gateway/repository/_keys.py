@@ -12,11 +12,14 @@ from psycopg import AsyncConnection
 
 from npcworld.errors import NotFoundError
 from npcworld.ids import new_id
+from services.gateway.domain.grants import SCOPES, Grant
 
 __all__ = ["SCOPES", "ApiKey", "KeyRecord", "KeyRepository", "TenantRecord", "hash_key"]
 
-SCOPES = ("read", "write", "admin")
-_KEY_COLUMNS = "key_id, tenant_id, name, scopes, rate_per_second, burst, created_at, revoked_at"
+_KEY_COLUMNS = ("key_id, tenant_id, name, scopes, rate_per_second, burst, created_at, revoked_at, worlds,"
+                " expires_at, player_id")
+# A key authenticates while it is neither revoked nor expired.
+_LIVE = "revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())"
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,12 @@ class ApiKey:
     scopes: frozenset[str]
     rate_per_second: float | None = None
     burst: int | None = None
+    worlds: frozenset[str] | None = None  # None: every world of the tenant
+    player_id: str | None = None  # set on a player session token: it speaks only as this player
+
+    @property
+    def grant(self) -> Grant:
+        return Grant(self.scopes, self.worlds, self.player_id)
 
 
 @dataclass(frozen=True)
@@ -49,6 +58,9 @@ class KeyRecord:
     burst: int | None
     created_at: datetime
     revoked_at: datetime | None
+    worlds: tuple[str, ...] | None = None
+    expires_at: datetime | None = None
+    player_id: str | None = None
 
 
 def hash_key(secret: str) -> bytes:
@@ -56,7 +68,9 @@ def hash_key(secret: str) -> bytes:
 
 
 def _record(row: tuple[Any, ...]) -> KeyRecord:
-    return KeyRecord(row[0], row[1], row[2], tuple(row[3]), row[4], row[5], row[6], row[7])
+    worlds = tuple(row[8]) if row[8] is not None else None
+    return KeyRecord(row[0], row[1], row[2], tuple(row[3]), row[4], row[5], row[6], row[7], worlds, row[9],
+                     row[10])
 
 
 class KeyRepository:
@@ -91,13 +105,23 @@ class KeyRepository:
         *,
         rate_per_second: float | None = None,
         burst: int | None = None,
+        worlds: tuple[str, ...] | None = None,
+        expires_at: datetime | None = None,
+        player_id: str | None = None,
     ) -> tuple[KeyRecord, str]:
-        """A new key for the tenant; returns the record and the secret (the only time it exists in clear)."""
-        secret = f"npcw_{secrets.token_urlsafe(32)}"
+        """A new key for the tenant; returns the record and the secret (the only time it exists in clear).
+
+        ``worlds`` limits it to those worlds; ``expires_at`` ends it; ``player_id`` makes it a player session
+        (which needs one world and an expiry)."""
+        unknown = set(scopes) - set(SCOPES)
+        assert not unknown, f"unknown scopes {sorted(unknown)}"
+        secret = f"{'npcs' if player_id else 'npcw'}_{secrets.token_urlsafe(32)}"
         cur = await self.conn.execute(
-            "INSERT INTO gw_api_keys (key_id, tenant_id, key_hash, scopes, name, rate_per_second, burst)"
-            f" VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING {_KEY_COLUMNS}",
-            (new_id(), tenant_id, hash_key(secret), list(scopes), name, rate_per_second, burst),
+            "INSERT INTO gw_api_keys (key_id, tenant_id, key_hash, scopes, name, rate_per_second, burst,"
+            " worlds, expires_at, player_id)"
+            f" VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {_KEY_COLUMNS}",
+            (new_id(), tenant_id, hash_key(secret), list(scopes), name, rate_per_second, burst,
+             list(worlds) if worlds is not None else None, expires_at, player_id),
         )
         row = await cur.fetchone()
         assert row is not None
@@ -106,7 +130,7 @@ class KeyRepository:
     async def list_keys(self, tenant_id: str, after: str | None, limit: int) -> list[KeyRecord]:
         cur = await self.conn.execute(
             f"SELECT {_KEY_COLUMNS} FROM gw_api_keys WHERE tenant_id = %s AND key_id > %s"
-            " ORDER BY key_id LIMIT %s",
+            " AND player_id IS NULL ORDER BY key_id LIMIT %s",  # player sessions are not the admins' keys
             (tenant_id, after or "", limit),
         )
         return [_record(r) for r in await cur.fetchall()]
@@ -132,12 +156,15 @@ class KeyRepository:
 
     async def find_key(self, secret: str) -> ApiKey | None:
         cur = await self.conn.execute(
-            "SELECT key_id, tenant_id, scopes, rate_per_second, burst FROM gw_api_keys"
-            " WHERE key_hash = %s AND revoked_at IS NULL",
+            "SELECT key_id, tenant_id, scopes, rate_per_second, burst, worlds, player_id FROM gw_api_keys"
+            f" WHERE key_hash = %s AND {_LIVE}",
             (hash_key(secret),),
         )
         row = await cur.fetchone()
-        return ApiKey(row[0], row[1], frozenset(row[2]), row[3], row[4]) if row else None
+        if row is None:
+            return None
+        worlds = frozenset(row[5]) if row[5] is not None else None
+        return ApiKey(row[0], row[1], frozenset(row[2]), row[3], row[4], worlds, row[6])
 
     async def tenant_of(self, secret: str) -> str | None:
         """The tenant of a live key (for the idempotency layer, which runs before routing)."""

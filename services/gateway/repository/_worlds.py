@@ -50,13 +50,15 @@ class GatewayRepository:
         return None if row is None else (int(row[0]), str(row[1]))
 
     async def list_world_ids(
-        self, tenant_id: str, after_seq: int = 0, limit: int = 1000
+        self, tenant_id: str, after_seq: int = 0, limit: int = 1000, only: frozenset[str] | None = None
     ) -> list[tuple[int, str]]:
-        """Live worlds of the tenant as (creation seq, world_id), in creation order after ``after_seq``."""
+        """Live worlds of the tenant as (creation seq, world_id), in creation order after ``after_seq``
+        (``only``: just these worlds, for a key limited to them)."""
         cur = await self.conn.execute(
             "SELECT c.seq, c.world_id FROM events c WHERE c.tenant_id = %s AND c.type = 'WorldCreated'"
-            " AND c.seq > %s AND NOT EXISTS (SELECT 1 FROM events d WHERE d.tenant_id = c.tenant_id"
+            " AND c.seq > %s AND (%s::text[] IS NULL OR c.world_id = ANY(%s::text[]))"
+            " AND NOT EXISTS (SELECT 1 FROM events d WHERE d.tenant_id = c.tenant_id"
             " AND d.world_id = c.world_id AND d.type = 'WorldDeleted') ORDER BY c.seq LIMIT %s",
-            (tenant_id, after_seq, limit),
+            (tenant_id, after_seq, *([sorted(only)] * 2 if only is not None else [None, None]), limit),
         )
         return [(r[0], r[1]) for r in await cur.fetchall()]

@@ -11,8 +11,8 @@ from fastapi import APIRouter
 
 __all__ = ["ROUTER_MODULES", "routers"]
 
-ROUTER_MODULES: tuple[str, ...] = ("worlds", "keys", "webhooks", "stream", "usage", "memories", "simulation",
-                                    "dialogue", "plans")
+ROUTER_MODULES: tuple[str, ...] = ("worlds", "keys", "sessions", "webhooks", "stream", "usage", "memories",
+                                    "simulation", "dialogue", "plans")
 
 
 def routers() -> list[APIRouter]:

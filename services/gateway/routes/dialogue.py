@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import psycopg
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Body, HTTPException, Request
 from fastapi.responses import JSONResponse
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
@@ -29,7 +29,7 @@ from npcworld.errors import NotFoundError
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.settings import resolve_endpoints
 from npcworld.telemetry import current_trace
-from services.gateway.deps import Admin, Reader, Writer, live_world
+from services.gateway.deps import Chatter, Reader, Voice, Writer, live_world
 from services.gateway.fields import ZonedDatetime, not_blank
 from services.gateway.routes._appending import append_at_end
 
@@ -242,9 +242,12 @@ async def _ask(
 
 @router.post(f"{NPC_PATH}/chat", response_model=ReplyOut, responses={202: {"description": "reply pending"}})
 async def chat(
-    world_id: str, npc_id: str, body: ChatIn, key: Writer, request: Request
+    world_id: str, npc_id: str, body: ChatIn, key: Chatter, request: Request
 ) -> ReplyOut | JSONResponse:
-    """A player says something to the NPC; the NPC replies from its memories (the words are never obeyed)."""
+    """A player says something to the NPC; the NPC replies from its memories (the words are never obeyed).
+    A player session token (POST /v1/worlds/{world_id}/sessions) speaks only as its own player."""
+    if key.player_id is not None and body.player_id != key.player_id:
+        raise HTTPException(403, "this player session speaks only as its own player_id")
     said = PlayerSpoke(player_id=body.player_id, text=body.text, mode="chat")
     return await _ask(request, key.tenant_id, world_id, npc_id, said, body)
 
@@ -267,7 +270,7 @@ async def interview(
 
 @router.post(f"{NPC_PATH}/inner-voice", status_code=202)
 async def inner_voice(
-    world_id: str, npc_id: str, body: Annotated[InnerVoiceIn, Body()], key: Admin, request: Request
+    world_id: str, npc_id: str, body: Annotated[InnerVoiceIn, Body()], key: Voice, request: Request
 ) -> dict[str, str]:
     """Give the NPC a thought it takes as its own (admin scope only); planning re-plans from it."""
     now = await _npc_world(request, key.tenant_id, world_id, npc_id)

@@ -7,15 +7,16 @@ deployment comes from ``npcworld tenant create`` (or ``POST /v1/tenants`` with G
 from __future__ import annotations
 
 import hmac
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
+from npcworld.errors import ValidationError
 from services.gateway.deps import Admin, Reader
-from services.gateway.fields import Text
+from services.gateway.fields import Text, ZonedDatetime
 from services.gateway.pagination import CursorParam, LimitParam, Page, decode_cursor, next_cursor
 from services.gateway.repository import KeyRecord, KeyRepository
 
@@ -24,14 +25,23 @@ __all__ = ["router"]
 router = APIRouter(tags=["tenants"])
 _operator = HTTPBearer(auto_error=False, description="operator secret (GATEWAY_OPERATOR_KEY)")
 
-Scope = Literal["read", "write", "admin"]
+Scope = Literal["read", "chat", "play", "write", "voice", "admin"]
+WorldId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,100}$")]
 
 
 class KeyIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: Text = Field(min_length=1, max_length=200)
-    scopes: list[Scope] = Field(min_length=1, max_length=3, description="read, write and/or admin")
+    scopes: list[Scope] = Field(
+        min_length=1, max_length=6,
+        description="chat (talk with NPCs), play (chat + perceptions: a game server), read, write (world"
+        " administration; implies play), voice (inner voice), admin (keys; implies voice)",
+    )
+    worlds: list[WorldId] | None = Field(
+        default=None, min_length=1, max_length=100, description="limit the key to these worlds (default: all)"
+    )
+    expires_at: ZonedDatetime | None = Field(default=None, description="the key stops working then")
     rate_per_second: float | None = Field(default=None, gt=0, le=100000, description="default: the gateway's")
     burst: int | None = Field(
         default=None, ge=1, le=100000, description="bucket size (default: the rate, ≥ 1)"
@@ -46,6 +56,8 @@ class KeyOut(BaseModel):
     burst: int | None
     created_at: datetime
     revoked_at: datetime | None
+    worlds: list[str] | None = None
+    expires_at: datetime | None = None
 
 
 class KeyCreated(KeyOut):
@@ -77,6 +89,8 @@ def _key(record: KeyRecord) -> KeyOut:
         burst=record.burst,
         created_at=record.created_at,
         revoked_at=record.revoked_at,
+        worlds=list(record.worlds) if record.worlds is not None else None,
+        expires_at=record.expires_at,
     )
 
 
@@ -118,6 +132,11 @@ async def get_own_tenant(key: Reader, request: Request) -> TenantOut:
 
 @router.post("/v1/keys", status_code=201, response_model=KeyCreated)
 async def create_key(body: KeyIn, key: Admin, request: Request) -> KeyCreated:
+    if body.expires_at is not None and body.expires_at <= datetime.now(UTC):
+        raise ValidationError("expires_at must be in the future", field="expires_at")
+    worlds = tuple(dict.fromkeys(body.worlds)) if body.worlds is not None else key.worlds
+    if key.worlds is not None and worlds is not None and not set(worlds) <= key.worlds:
+        raise HTTPException(403, "this API key is limited to other worlds")  # no wider key than its own
     async with request.app.state.pool.connection() as conn:
         record, secret = await KeyRepository(conn).create_key(
             key.tenant_id,
@@ -125,6 +144,8 @@ async def create_key(body: KeyIn, key: Admin, request: Request) -> KeyCreated:
             tuple(dict.fromkeys(body.scopes)),
             rate_per_second=body.rate_per_second,
             burst=body.burst,
+            worlds=tuple(sorted(worlds)) if worlds is not None else None,
+            expires_at=body.expires_at,
         )
     return KeyCreated(**_key(record).model_dump(), secret=secret)
 

@@ -12,7 +12,8 @@ from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.fork import fork_world, world_id_taken, world_stream
 from npcworld.ids import new_id
 from npcworld.templates import list_templates
-from services.gateway.deps import Reader, Writer, live_world
+from services.gateway.auth import require_world
+from services.gateway.deps import Player, Reader, Writer, live_world
 from services.gateway.domain import WorldState, decide_add_npc, decide_delete
 from services.gateway.fields import ZonedDatetime
 from services.gateway.pagination import CursorParam, LimitParam, Page, decode_cursor, next_cursor
@@ -39,6 +40,7 @@ def _out(world_id: str, state: WorldState) -> WorldOut:
 @router.post("/v1/worlds", status_code=201, response_model=WorldOut, tags=["worlds"])
 async def create_world(body: WorldIn, key: Writer, request: Request) -> WorldOut:
     world_id = body.world_id or new_id()
+    require_world(key, world_id)
     async with request.app.state.pool.connection() as conn, conn.transaction():
         uow = UnitOfWork(conn, EventStore())
         if body.template is not None and body.template not in list_templates():
@@ -60,7 +62,7 @@ async def list_worlds(
     after = decode_cursor("worlds", cursor, 0)
     async with request.app.state.pool.connection() as conn:
         repo = GatewayRepository(conn)
-        ids = await repo.list_world_ids(key.tenant_id, after, limit)
+        ids = await repo.list_world_ids(key.tenant_id, after, limit, only=key.worlds)
         items = [_out(w, await repo.load_world(key.tenant_id, w)) for _, w in ids]
     return Page[WorldOut](
         items=items, next_cursor=next_cursor("worlds", ids, limit, ids[-1][0] if ids else 0)
@@ -118,7 +120,7 @@ async def list_npcs(
 
 @router.post("/v1/worlds/{world_id}/npcs/{npc_id}/perceptions", status_code=202, tags=["npcs"])
 async def post_perception(
-    world_id: str, npc_id: str, body: PerceptionIn, key: Writer, request: Request
+    world_id: str, npc_id: str, body: PerceptionIn, key: Player, request: Request
 ) -> dict[str, str]:
     async with request.app.state.pool.connection() as conn, conn.transaction():
         state = await live_world(conn, key.tenant_id, world_id, request.app.state.worlds)
@@ -169,6 +171,7 @@ async def list_events(
 @router.post("/v1/worlds/{world_id}/fork", status_code=201, response_model=WorldOut, tags=["worlds"])
 async def fork(world_id: str, body: ForkIn, key: Writer, request: Request) -> WorldOut:
     target = body.new_world_id or new_id()
+    require_world(key, target)
     async with request.app.state.pool.connection() as conn, conn.transaction():
         await live_world(conn, key.tenant_id, world_id)
         await fork_world(

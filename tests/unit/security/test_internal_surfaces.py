@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from npcworld.errors import ConfigError
-from npcworld.service_auth import TOKEN_ENV, authorized, client_headers, require_in_production
+from npcworld.service_auth import TOKEN_ENV, authorized, client_headers, required_token
 from npcworld.telemetry.health import HealthServer
 from services.memory.settings import Settings as MemorySettings
 
@@ -29,18 +29,20 @@ def test_the_memory_api_listens_on_loopback_by_default(monkeypatch: pytest.Monke
     assert MemorySettings().memory_api_host == "127.0.0.1"
 
 
-def test_production_refuses_to_run_an_internal_api_without_a_long_enough_token(
+def test_an_internal_api_beyond_loopback_refuses_to_run_without_a_long_enough_token(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(TOKEN_ENV, raising=False)
-    assert require_in_production(True, "memory API") is None  # embedded: loopback only
-    with pytest.raises(ConfigError, match=TOKEN_ENV):
-        require_in_production(False, "memory API")
+    for loopback in ("127.0.0.1", "::1", "localhost"):
+        assert required_token(loopback, "memory API") is None  # this machine only: a token is optional
+    for exposed in ("0.0.0.0", "10.0.0.5", "::", "memory"):
+        with pytest.raises(ConfigError, match=TOKEN_ENV):
+            required_token(exposed, "memory API")
     monkeypatch.setenv(TOKEN_ENV, "short")
     with pytest.raises(ConfigError, match="16"):
-        require_in_production(False, "memory API")
+        required_token("127.0.0.1", "memory API")  # a token that is set is checked everywhere
     monkeypatch.setenv(TOKEN_ENV, "a-long-enough-shared-secret")
-    assert require_in_production(False, "memory API") == "a-long-enough-shared-secret"
+    assert required_token("0.0.0.0", "memory API") == "a-long-enough-shared-secret"
 
 
 def test_clients_send_the_token_and_only_the_exact_bearer_token_is_accepted(
