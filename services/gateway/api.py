@@ -29,7 +29,7 @@ from services.gateway.problems import install_http_problem_handler, install_prob
 from services.gateway.repository import IdempotencyStore
 from services.gateway.routes import routers
 from services.gateway.settings import Settings
-from services.gateway.unavailable import RETRY_AFTER_SECONDS, DatabaseUnavailableMiddleware
+from services.gateway.unavailable import RETRY_AFTER_SECONDS, DatabaseCircuit, DatabaseUnavailableMiddleware
 
 __all__ = ["create_app"]
 
@@ -58,6 +58,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Postgres away at start is waited out (for up to _START_PATIENCE_S); later outages answer 503.
         await _start_when_reachable(url)
         app.state.pool = await open_pool(url, max_size=8, name="gateway", timeout=_POOL_WAIT_S)
+        app.state.db_circuit.database_url = url
         app.state.settings = cfg
         app.state.worlds = WorldCache()
         app.state.limiter = RateLimiter(cfg.gateway_rate_limit_per_second, cfg.gateway_rate_limit_burst)
@@ -76,7 +77,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="npcworld", version="1", lifespan=lifespan, description=_DESCRIPTION)
     app.add_middleware(IdempotencyMiddleware)
-    app.add_middleware(DatabaseUnavailableMiddleware)  # also sees the middlewares' queries
+    app.state.db_circuit = DatabaseCircuit()
+    # Sees the middlewares' queries too; answers 503 at once while the database is known to be away.
+    app.add_middleware(DatabaseUnavailableMiddleware, circuit=app.state.db_circuit)
     # Outermost: an oversized, slow or header-stuffed request is refused before any other work.
     app.add_middleware(EdgeLimitsMiddleware, limits=(settings or Settings()).edge_limits())
     install_problem_handlers(app)

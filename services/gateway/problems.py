@@ -43,8 +43,11 @@ def install_problem_handlers(app: FastAPI) -> None:
         )
 
     @app.exception_handler(psycopg.OperationalError)
-    async def database_unreachable(_: Request, exc: psycopg.OperationalError) -> JSONResponse:
+    async def database_unreachable(request: Request, exc: psycopg.OperationalError) -> JSONResponse:
         # Postgres is down or restarting (or the pool has no connection to give): a retry will do.
+        circuit = getattr(request.app.state, "db_circuit", None)
+        if circuit is not None:
+            circuit.trip()
         response = JSONResponse(unavailable_body(exc), status_code=503, media_type="application/problem+json")
         response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response

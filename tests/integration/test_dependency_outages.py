@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import Any
@@ -211,6 +212,13 @@ async def test_gateway_answers_503_while_postgres_is_down_and_recovers_by_itself
                 assert answer.headers["content-type"] == "application/problem+json"
                 assert int(answer.headers["retry-after"]) > 0
                 assert answer.json()["status"] == 503
+            # Once the outage is known, requests are refused at once rather than each waiting for the pool.
+            await asyncio.sleep(1.5)
+            began = time.monotonic()
+            for _ in range(5):
+                assert (await client.get("/v1/worlds")).status_code == 503
+            assert time.monotonic() - began < 1.0
+            assert (await client.get("/healthz")).status_code == 200  # the process itself is alive
         finally:
             start_postgres(own_postgres.pgdata)
         await eventually(ready, lambda status: status == 200)
