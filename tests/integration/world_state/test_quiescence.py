@@ -126,3 +126,48 @@ async def test_a_pending_reflection_run_keeps_the_pipeline_busy(pool: AsyncConne
     async with pool.connection() as conn:
         await conn.execute("UPDATE reflection_npcs SET pending_run = NULL WHERE npc_id = 'ada'")
     assert (await probe.snapshot()).idle
+
+
+async def _react(pool: AsyncConnectionPool, cause: Envelope) -> Envelope:
+    """A reaction to ``cause``, stored as a handler would (same correlation)."""
+    async with pool.connection() as conn, conn.transaction():
+        uow = UnitOfWork(conn, EventStore(), cause=cause)
+        event = uow.new_event(ObservationMade(description="smoke rises", source="studio"), tenant_id="t",
+                              world_id=cause.world_id, world_time=T0, npc_id="ada")
+        await uow.append(f"perceptions-{cause.world_id}-ada", [event])
+    return event
+
+
+async def _claim(pool: AsyncConnectionPool, consumer: str, *events: Envelope) -> None:
+    async with pool.connection() as conn:
+        for event in events:
+            await conn.execute("INSERT INTO processed_events (consumer, event_id) VALUES (%s, %s)",
+                               (consumer, event.event_id))
+
+
+async def test_a_wait_covers_its_worlds_and_what_was_stored_before_it_and_caused_by_that(
+    pool: AsyncConnectionPool,
+) -> None:
+    """Traffic that starts after the wait began, or in another world, never holds a stepped clock back."""
+    name, mine, other = f"c-{uuid.uuid4().hex[:8]}", f"w-{uuid.uuid4().hex[:8]}", f"w-{uuid.uuid4().hex[:8]}"
+    heartbeat = Heartbeat(pool, name, ["ObservationMade"])
+    await heartbeat.beat()
+    try:
+        step = await _post(pool, mine)
+        busy_next_door = await _post(pool, other)  # never processed
+        probe = PipelineProbe(pool)
+        begun = await probe.snapshot([("t", mine)])  # the wait begins: its bound is fixed here
+        assert not begun.idle and begun.owed == 1
+        later = await _post(pool, mine)  # a player's request after the wait began: a chain of its own
+        await _claim(pool, name, step)
+        reaction = await _react(pool, step)  # ...but the step's own cascade is waited for
+        state = await probe.snapshot([("t", mine)], bound=begun.max_seq)
+        assert not state.idle and state.owed == 1
+        await _claim(pool, name, reaction)
+        async with pool.connection() as conn:
+            await conn.execute("DELETE FROM outbox")  # as if the relay had published them
+        assert (await probe.snapshot([("t", mine)], bound=begun.max_seq)).idle
+        assert not (await probe.snapshot(None)).idle  # everywhere: the other world and the later one are owed
+        await _claim(pool, name, later, busy_next_door)
+    finally:
+        await heartbeat.stop()
