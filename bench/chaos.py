@@ -112,7 +112,7 @@ def main() -> int:
             clients.stop()
             settle(town)
             with psycopg.connect(town.database_url) as conn:
-                problems = all_checks(conn, town.receiver, clients.accepted)
+                problems = all_checks(conn, town.receiver, clients.accepted, town.database_url)
         finally:
             clients.stop()
             town.stop()

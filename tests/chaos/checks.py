@@ -5,13 +5,17 @@ Each check returns what it found wrong, as lines a person can read (empty: it ho
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from typing import Any
 
 import psycopg
 
+from npcworld.db import open_pool
 from npcworld.messaging.heartbeat import owed_sql
+from npcworld.projection import differences
 from tests.e2e.receiver import Receiver
+from tests.integration.replay.town import projections
 
 Conn = psycopg.Connection[Any]
 
@@ -67,6 +71,22 @@ def requests_without_exactly_one_event(conn: Conn, tokens: list[str]) -> list[st
     return [f"request {token} left {n} events" for token, n in counts.items() if n != 1]
 
 
-def all_checks(conn: Conn, receiver: Receiver, tokens: list[str]) -> list[str]:
+def read_models_differing(database_url: str) -> list[str]:
+    """Every service's read model rebuilt from the event store (in a transaction rolled back) and compared
+    with the live one, row for row, as ``npcworld replay --check`` does."""
+
+    async def compare() -> list[str]:
+        pool = await open_pool(database_url, min_size=1, max_size=2, name="chaos-checks")
+        try:
+            return [f"{service} rebuilt differs: {line}" for service, projection in projections().items()
+                    for line in await differences(pool, projection, limit=5)]
+        finally:
+            await pool.close()
+
+    return asyncio.run(compare())
+
+
+def all_checks(conn: Conn, receiver: Receiver, tokens: list[str], database_url: str) -> list[str]:
     return [*owed(conn), *dead_letters(conn), *doubled_memories(conn), *doubled_reactions(conn),
-            *doubled_webhooks(receiver), *requests_without_exactly_one_event(conn, tokens)]
+            *doubled_webhooks(receiver), *requests_without_exactly_one_event(conn, tokens),
+            *read_models_differing(database_url)]

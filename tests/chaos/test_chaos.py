@@ -31,7 +31,7 @@ def test_the_town_heals_by_itself_and_nothing_is_lost_doubled_or_owed(tmp_path: 
         assert clients.accepted, "no request was accepted"
         settle(town)
         with psycopg.connect(town.database_url) as conn:
-            problems = all_checks(conn, town.receiver, clients.accepted)
+            problems = all_checks(conn, town.receiver, clients.accepted, town.database_url)
         assert not problems, "\n".join(problems)
     finally:
         clients.stop()

@@ -34,7 +34,8 @@ pytestmark = pytest.mark.integration
 _T = TypeVar("_T")
 
 _WRITERS_OPEN = (
-    "SELECT pid, backend_xid::text FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid = ANY(%s)"
+    "SELECT pid, backend_xid::text, left(query, 200) FROM pg_stat_activity"
+    " WHERE backend_xid IS NOT NULL AND pid = ANY(%s)"
 )
 _CALL_S = 0.05  # each fake model call takes this long, as a real one takes much longer
 
@@ -48,17 +49,21 @@ class _WritersSeen:
         self.pool = pool
         self.consumer_pids: list[int] = []
         self.seen: list[int] = []
+        self.spanning: list[str] = []  # the statements of transactions seen across a call, for the message
 
-    async def open_writers(self) -> set[tuple[int, str]]:
+    async def open_writers(self) -> dict[tuple[int, str], str]:
         async with self.pool.connection() as conn:
             rows = await (await conn.execute(_WRITERS_OPEN, (self.consumer_pids,))).fetchall()
-        return {(int(pid), str(xid)) for pid, xid in rows}
+        return {(int(pid), str(xid)): str(query) for pid, xid, query in rows}
 
     async def around(self, call: Callable[[], Awaitable[_T]]) -> _T:
         before = await self.open_writers()
         await asyncio.sleep(_CALL_S)
         result = await call()
-        self.seen.append(len(before & await self.open_writers()))
+        after = await self.open_writers()
+        spanning = before.keys() & after.keys()
+        self.seen.append(len(spanning))
+        self.spanning += [f"{key}: {before[key]!r} ... {after[key]!r}" for key in spanning]
         return result
 
 
@@ -247,4 +252,4 @@ async def test_the_consumer_makes_a_steps_model_calls_with_no_transaction_open(
         await asyncio.gather(*tasks)
         await consumer_pool.close()
     assert [d for d, _ in await _recorded(pool, refs)] == _fixed_order(refs, 3)
-    assert writers.seen and set(writers.seen) == {0}
+    assert writers.seen and set(writers.seen) == {0}, "\n".join(writers.spanning)
