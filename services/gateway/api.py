@@ -25,9 +25,11 @@ from services.gateway.deps import WorldCache
 from services.gateway.idempotency import IdempotencyMiddleware
 from services.gateway.limits import EdgeLimitsMiddleware
 from services.gateway.notifier import AppendNotifier
+from services.gateway.openapi import install_openapi
 from services.gateway.problems import install_http_problem_handler, install_problem_handlers
 from services.gateway.repository import IdempotencyStore
 from services.gateway.routes import routers
+from services.gateway.schemas import NotReady
 from services.gateway.settings import Settings
 from services.gateway.unavailable import RETRY_AFTER_SECONDS, DatabaseCircuit, DatabaseUnavailableMiddleware
 
@@ -87,6 +89,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     _ops(app)
     for router in routers():
         app.include_router(router)
+    install_openapi(app)
     return app
 
 
@@ -107,7 +110,7 @@ def _ops(app: FastAPI) -> None:
         return {"status": "ok"}
 
     @app.get("/readyz", tags=["ops"], response_model=dict[str, str],
-             responses={503: {"description": "not ready: the database is unreachable"}})
+             responses={503: {"model": NotReady, "description": "not ready: the database is unreachable"}})
     async def readyz(request: Request) -> JSONResponse:
         if await database_reachable(request.app.state.pool):
             return JSONResponse({"status": "ready"})

@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from services.gateway.fields import Text, ZonedDatetime
 
-__all__ = ["EventOut", "ForkIn", "NpcIn", "NpcOut", "PerceptionIn", "WorldIn", "WorldOut"]
+__all__ = [
+    "Accepted",
+    "EventOut",
+    "ForkIn",
+    "NotReady",
+    "NpcIn",
+    "NpcOut",
+    "PerceptionIn",
+    "Problem",
+    "ProblemField",
+    "ReplyPending",
+    "WorldIn",
+    "WorldOut",
+]
 
 
 class _In(BaseModel):
@@ -73,3 +86,37 @@ class EventOut(BaseModel):
     seq: int = Field(description="position in the event store; the SSE event id")
     stream_id: str
     event: dict[str, Any]
+
+
+class Accepted(BaseModel):
+    """A 202: the event is stored; what the services make of it shows up in the event log."""
+
+    event_id: str = Field(description="the appended event")
+
+
+class ReplyPending(Accepted):
+    """A chat or interview whose reply has not come yet (``wait=false``, or the timeout passed)."""
+
+    status: Literal["pending"] = Field(description="the reply will follow the event in the event log")
+
+
+class NotReady(BaseModel):
+    status: Literal["not ready"]
+    database: bool = Field(description="whether the database answered")
+
+
+class ProblemField(BaseModel):
+    field: str = Field(description="a dotted body path, a query or header name, or `request`")
+    message: str
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details: the body of every error answer, as ``application/problem+json``."""
+
+    type: str = Field(description="always `about:blank`: the status and title say what happened")
+    title: str = Field(description="the status's reason phrase (or a short summary)")
+    status: int = Field(ge=400, le=599, description="the HTTP status again")
+    detail: str = Field(description="what was wrong with this request, for a person to read")
+    errors: list[ProblemField] = Field(
+        default_factory=list, description="one entry per offending field (on 422, and on a 409 about a field)"
+    )

@@ -32,6 +32,7 @@ from npcworld.telemetry import current_trace
 from services.gateway.deps import Chatter, Reader, Voice, Writer, live_world
 from services.gateway.fields import ZonedDatetime, not_blank
 from services.gateway.routes._appending import append_at_end
+from services.gateway.schemas import Accepted, ReplyPending
 
 __all__ = ["router"]
 
@@ -223,13 +224,13 @@ async def _ask(
         waiter.discard(cause)
         raise
     if future is None:
-        return JSONResponse({"event_id": cause, "status": "pending"}, status_code=202)
+        return JSONResponse(ReplyPending(event_id=cause, status="pending").model_dump(), status_code=202)
     try:
         row = await _await_reply(request, cause, future, ask.timeout_s)
     finally:
         waiter.discard(cause)
     if row is None:
-        return JSONResponse({"event_id": cause, "status": "pending"}, status_code=202)
+        return JSONResponse(ReplyPending(event_id=cause, status="pending").model_dump(), status_code=202)
     reply = NpcReplied.model_validate(row["payload"])
     return ReplyOut(
         event_id=cause,
@@ -240,7 +241,10 @@ async def _ask(
     )
 
 
-@router.post(f"{NPC_PATH}/chat", response_model=ReplyOut, responses={202: {"description": "reply pending"}})
+_PENDING_DOC: dict[int | str, dict[str, Any]] = {202: {"model": ReplyPending, "description": "reply pending"}}
+
+
+@router.post(f"{NPC_PATH}/chat", response_model=ReplyOut, responses=_PENDING_DOC)
 async def chat(
     world_id: str, npc_id: str, body: ChatIn, key: Chatter, request: Request
 ) -> ReplyOut | JSONResponse:
@@ -252,9 +256,7 @@ async def chat(
     return await _ask(request, key.tenant_id, world_id, npc_id, said, body)
 
 
-@router.post(
-    f"{NPC_PATH}/interview", response_model=ReplyOut, responses={202: {"description": "reply pending"}}
-)
+@router.post(f"{NPC_PATH}/interview", response_model=ReplyOut, responses=_PENDING_DOC)
 async def interview(
     world_id: str, npc_id: str, body: InterviewIn, key: Writer, request: Request
 ) -> ReplyOut | JSONResponse:
@@ -268,7 +270,7 @@ async def interview(
     return await _ask(request, key.tenant_id, world_id, npc_id, said, body)
 
 
-@router.post(f"{NPC_PATH}/inner-voice", status_code=202)
+@router.post(f"{NPC_PATH}/inner-voice", status_code=202, response_model=Accepted)
 async def inner_voice(
     world_id: str, npc_id: str, body: Annotated[InnerVoiceIn, Body()], key: Voice, request: Request
 ) -> dict[str, str]:

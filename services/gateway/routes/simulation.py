@@ -37,6 +37,7 @@ from services.gateway.routes.simulation_schemas import (
     TemplateOut,
     TreeOut,
 )
+from services.gateway.schemas import Accepted
 
 __all__ = ["router"]
 
@@ -109,17 +110,15 @@ async def templates(key: Reader) -> list[TemplateOut]:
 
 
 @router.post("/v1/worlds/{world_id}/definition", status_code=202)
-async def define_world(world_id: str, body: DefinitionIn, key: Writer, request: Request) -> dict[str, str]:
+async def define_world(world_id: str, body: DefinitionIn, key: Writer, request: Request) -> Accepted:
     """A studio's world tree (no tile map): its engine then posts positions and perceptions."""
     async with request.app.state.pool.connection() as conn:
         state = await live_world(conn, key.tenant_id, world_id)
     definition = WorldDefined(sectors=tuple(body.sectors), source="studio")
     assert state.start_time is not None
-    return {
-        "event_id": await _append(
-            request, key, world_id, world_stream(world_id), definition, state.start_time
-        )
-    }
+    return Accepted(
+        event_id=await _append(request, key, world_id, world_stream(world_id), definition, state.start_time)
+    )
 
 
 @router.get("/v1/worlds/{world_id}/tree", response_model=TreeOut)
@@ -154,7 +153,7 @@ async def world_tree(
 @router.post("/v1/worlds/{world_id}/object-states", status_code=202)
 async def edit_object_state(
     world_id: str, body: ObjectStateIn, key: Writer, request: Request
-) -> dict[str, str]:
+) -> Accepted:
     """A user edit ("the stove is burning"); NPCs in range perceive it on the next step."""
     async with request.app.state.pool.connection() as conn:
         state = await live_world(conn, key.tenant_id, world_id)
@@ -165,11 +164,11 @@ async def edit_object_state(
             raise ValidationError(f"no object {body.object_path!r} in this world", field="object_path")
         when = await _now(conn, world_id, state.start_time)
     change = ObjectStateChanged(object_path=body.object_path, state=body.state, source="user")
-    return {"event_id": await _append(request, key, world_id, f"objects-{world_id}", change, when)}
+    return Accepted(event_id=await _append(request, key, world_id, f"objects-{world_id}", change, when))
 
 
 @router.post("/v1/worlds/{world_id}/positions", status_code=202)
-async def post_positions(world_id: str, body: PositionsIn, key: Writer, request: Request) -> dict[str, str]:
+async def post_positions(world_id: str, body: PositionsIn, key: Writer, request: Request) -> Accepted:
     """Positions from a studio's engine (worlds without a tile map are moved only this way)."""
     async with request.app.state.pool.connection() as conn:
         state = await live_world(conn, key.tenant_id, world_id)
@@ -191,7 +190,7 @@ async def post_positions(world_id: str, body: PositionsIn, key: Writer, request:
         if move.path not in places:
             raise ValidationError(f"no place {move.path!r} in this world", field=f"moves.{i}.path")
     moved = NpcsMoved(source="studio", moves=tuple(NpcMove(npc_id=m.npc_id, path=m.path) for m in body.moves))
-    return {"event_id": await _append(request, key, world_id, f"positions-{world_id}", moved, when)}
+    return Accepted(event_id=await _append(request, key, world_id, f"positions-{world_id}", moved, when))
 
 
 @router.get("/v1/worlds/{world_id}/clock", response_model=ClockOut)
@@ -205,7 +204,7 @@ async def get_clock(world_id: str, key: Reader, request: Request) -> ClockOut:
 
 
 @router.post("/v1/worlds/{world_id}/clock", status_code=202)
-async def set_clock(world_id: str, body: ClockIn, key: Writer, request: Request) -> dict[str, str]:
+async def set_clock(world_id: str, body: ClockIn, key: Writer, request: Request) -> Accepted:
     """Pause, resume or re-pace the clock: real time, N times faster (``speed``), or stepped (as digested)."""
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
@@ -222,9 +221,9 @@ async def set_clock(world_id: str, body: ClockIn, key: Writer, request: Request)
         step_seconds=body.step_seconds or clock.step_seconds,
         until=body.until,
     )
-    return {
-        "event_id": await _append(request, key, world_id, f"clock-ops-{world_id}", change, clock.world_time)
-    }
+    return Accepted(
+        event_id=await _append(request, key, world_id, f"clock-ops-{world_id}", change, clock.world_time)
+    )
 
 
 @router.get("/v1/worlds/{world_id}/npcs/{npc_id}/state", response_model=NpcStateOut)

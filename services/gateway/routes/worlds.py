@@ -19,7 +19,16 @@ from services.gateway.fields import ZonedDatetime
 from services.gateway.pagination import CursorParam, LimitParam, Page, decode_cursor, next_cursor
 from services.gateway.repository import EventReader, GatewayRepository
 from services.gateway.routes._appending import append_at_end
-from services.gateway.schemas import EventOut, ForkIn, NpcIn, NpcOut, PerceptionIn, WorldIn, WorldOut
+from services.gateway.schemas import (
+    Accepted,
+    EventOut,
+    ForkIn,
+    NpcIn,
+    NpcOut,
+    PerceptionIn,
+    WorldIn,
+    WorldOut,
+)
 
 __all__ = ["router"]
 
@@ -121,7 +130,7 @@ async def list_npcs(
 @router.post("/v1/worlds/{world_id}/npcs/{npc_id}/perceptions", status_code=202, tags=["npcs"])
 async def post_perception(
     world_id: str, npc_id: str, body: PerceptionIn, key: Player, request: Request
-) -> dict[str, str]:
+) -> Accepted:
     async with request.app.state.pool.connection() as conn, conn.transaction():
         state = await live_world(conn, key.tenant_id, world_id, request.app.state.worlds)
         if npc_id not in state.npcs:
@@ -132,7 +141,7 @@ async def post_perception(
             observation, tenant_id=key.tenant_id, world_id=world_id, npc_id=npc_id, world_time=body.world_time
         )
         await append_at_end(uow, f"perception-{world_id}-{npc_id}", event)
-    return {"event_id": str(event.event_id)}
+    return Accepted(event_id=str(event.event_id))
 
 
 @router.get("/v1/worlds/{world_id}/events", response_model=Page[EventOut], tags=["events"])
