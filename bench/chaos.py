@@ -74,7 +74,7 @@ def _postgres_pids(home: Path) -> list[int]:
                 stat = (entry / "stat").read_text()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[-1].split()[2]) == postmaster:  # a backend of this server
+            if int(stat.rsplit(")", 1)[-1].split()[1]) == postmaster:  # a backend of this server (its ppid)
                 pids.append(int(entry.name))
     return pids
 
