@@ -13,7 +13,7 @@ from npcworld.errors import ConflictError, NotFoundError
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.ids import uuid7
 
-__all__ = ["fork_world", "world_stream"]
+__all__ = ["fork_world", "world_id_taken", "world_stream"]
 
 _ALL = 2**62
 

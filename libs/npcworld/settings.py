@@ -28,8 +28,8 @@ class CommonSettings(BaseSettings):
         description="address of /healthz /readyz /metrics (0.0.0.0 in a container)",
     )
     npcworld_service_token: str | None = Field(
-        default=None, description="shared credential of internal APIs (npcworld.service_auth); required in"
-        " production")
+        default=None, description="shared credential of internal APIs (npcworld.service_auth); required"
+        " where one listens beyond loopback")
     log_level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")
 
 
