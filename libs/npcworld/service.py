@@ -52,12 +52,14 @@ def run_service(
     deps_factory: DepsFactory | None = None,
     projection: Projection | None = None,
     prepare: Prepare[Any] | None = None,
+    max_records: int = 500,
 ) -> None:
-    """Run a service until SIGTERM or SIGINT (blocking)."""
+    """Run a service until SIGTERM or SIGINT (blocking). ``max_records``: events per poll, and so per
+    transaction (a service whose handlers wait on a model takes 1: no transaction spans two model calls)."""
     configure_logging(settings.log_level)
     configure_telemetry(name)
     asyncio.run(serve(name, settings, handlers, deps=deps, deps_factory=deps_factory, projection=projection,
-                      prepare=prepare))
+                      prepare=prepare, max_records=max_records))
 
 
 async def serve(
@@ -70,6 +72,7 @@ async def serve(
     projection: Projection | None = None,
     stop: asyncio.Event | None = None,
     prepare: Prepare[Any] | None = None,
+    max_records: int = 500,
 ) -> None:
     """Migrate, create topics, then consume until ``stop`` is set (or a signal arrives).
 
@@ -83,7 +86,8 @@ async def serve(
         if deps_factory is not None:
             deps = await deps_factory(ServiceContext(settings, endpoints, pool))
         loop = ConsumerLoop(name, handlers, deps, projection=projection, pool=pool,
-                            bootstrap=endpoints.kafka_bootstrap_servers, prepare=prepare)
+                            bootstrap=endpoints.kafka_bootstrap_servers, prepare=prepare,
+                            max_records=max_records)
 
         async def readiness() -> dict[str, bool]:
             return {"database": await database_reachable(pool), "consumer": loop.started.is_set()}

@@ -28,6 +28,9 @@ from services.planning.reacting import adopt_directive, keep_promises, react
 __all__ = ["CONSUMER", "HANDLERS", "planning_stream"]
 
 CONSUMER = "planning"
+# Events per poll, and so per transaction: the handlers wait on the model, and a transaction that has written
+# holds back the outbox relay until it ends (services/planning/repository.py locks without writing).
+MAX_RECORDS = 1
 Handler = Callable[[Envelope, UnitOfWork, PlanningDeps], Awaitable[None]]
 
 

@@ -22,11 +22,12 @@ class PlanningRepository:
     """Reads and writes ``planning_npcs`` on the caller's connection (inside its transaction)."""
 
     async def get(self, conn: AsyncConnection[Any], key: NpcKey) -> PlannerState | None:
-        """The NPC's state, row-locked until the transaction ends (perceptions and ticks arrive on
-        different partitions, so two consumers may touch one NPC)."""
+        """The NPC's state, locked until the transaction ends (perceptions and ticks arrive on different
+        partitions, so two consumers may touch one NPC). The lock is an advisory one: a row lock would take
+        a transaction id, and the relay publishes nothing newer than an open writer while the model thinks."""
+        await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (_lock_name(key),))
         cur = await conn.execute(
-            "SELECT state FROM planning_npcs WHERE tenant_id = %s AND world_id = %s AND npc_id = %s"
-            " FOR UPDATE",
+            "SELECT state FROM planning_npcs WHERE tenant_id = %s AND world_id = %s AND npc_id = %s",
             (key.tenant_id, key.world_id, key.npc_id),
         )
         row = await cur.fetchone()
@@ -46,13 +47,16 @@ class PlanningRepository:
     async def due(
         self, conn: AsyncConnection[Any], tenant_id: str, world_id: str, now: datetime, *, limit: int
     ) -> list[PlannerState]:
-        """NPCs of the world whose current action has ended by ``now`` (or who have none), locked;
-        rows another transaction holds are skipped and come up on a later tick."""
+        """NPCs of the world whose current action has ended by ``now`` (or who have none), locked like
+        ``get``; NPCs another transaction holds are skipped and come up on a later tick."""
         cur = await conn.execute(
-            "SELECT npc_id, state FROM planning_npcs WHERE tenant_id = %s AND world_id = %s"
-            " AND (due_at IS NULL OR due_at <= %s) ORDER BY due_at NULLS FIRST, npc_id LIMIT %s"
-            " FOR UPDATE SKIP LOCKED",
-            (tenant_id, world_id, now, limit),
+            "SELECT npc_id, state FROM (SELECT npc_id, state, due_at FROM planning_npcs"
+            "  WHERE tenant_id = %s AND world_id = %s AND (due_at IS NULL OR due_at <= %s)"
+            "  ORDER BY due_at NULLS FIRST, npc_id LIMIT %s) AS due"
+            " WHERE pg_try_advisory_xact_lock("
+            "   hashtextextended('planning:' || %s || ':' || %s || ':' || npc_id, 0))"
+            " ORDER BY due_at NULLS FIRST, npc_id",
+            (tenant_id, world_id, now, limit, tenant_id, world_id),
         )
         return [load_state(NpcKey(tenant_id, world_id, npc), state) for npc, state in await cur.fetchall()]
 
@@ -71,3 +75,8 @@ class PlanningRepository:
         await conn.execute(
             "DELETE FROM planning_npcs WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
         )
+
+
+def _lock_name(key: NpcKey) -> str:
+    """The advisory lock of one NPC's planning state (``due`` builds the same name in SQL)."""
+    return f"planning:{key.tenant_id}:{key.world_id}:{key.npc_id}"
