@@ -38,6 +38,7 @@ _WRITERS_OPEN = (
     " WHERE backend_xid IS NOT NULL AND pid = ANY(%s)"
 )
 _CALL_S = 0.05  # each fake model call takes this long, as a real one takes much longer
+_MINE = "sees lantern"  # in every text of this file's steps
 
 
 class _WritersSeen:
@@ -56,7 +57,9 @@ class _WritersSeen:
             rows = await (await conn.execute(_WRITERS_OPEN, (self.consumer_pids,))).fetchall()
         return {(int(pid), str(xid)): str(query) for pid, xid, query in rows}
 
-    async def around(self, call: Callable[[], Awaitable[_T]]) -> _T:
+    async def around(self, texts: Sequence[str], call: Callable[[], Awaitable[_T]]) -> _T:
+        if not any(_MINE in t for t in texts):  # another test's event, from the shared broker
+            return await call()
         before = await self.open_writers()
         await asyncio.sleep(_CALL_S)
         result = await call()
@@ -73,7 +76,8 @@ class _WatchedRater(FakeImportanceRater):
         self.writers = writers
 
     async def rate(self, descriptions: Sequence[str], context: RatingContext) -> ImportanceRatings:
-        return await self.writers.around(lambda: super(_WatchedRater, self).rate(descriptions, context))
+        return await self.writers.around(descriptions,
+                                         lambda: super(_WatchedRater, self).rate(descriptions, context))
 
 
 class _WatchedEmbedder(HashingEmbedder):
@@ -82,7 +86,7 @@ class _WatchedEmbedder(HashingEmbedder):
         self.writers = writers
 
     async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return await self.writers.around(lambda: super(_WatchedEmbedder, self).embed(texts))
+        return await self.writers.around(texts, lambda: super(_WatchedEmbedder, self).embed(texts))
 
 
 async def _stepped_world(
