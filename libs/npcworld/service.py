@@ -52,14 +52,14 @@ def run_service(
     deps_factory: DepsFactory | None = None,
     projection: Projection | None = None,
     prepare: Prepare[Any] | None = None,
-    max_records: int = 500,
+    events_per_transaction: int | None = None,
 ) -> None:
-    """Run a service until SIGTERM or SIGINT (blocking). ``max_records``: events per poll, and so per
-    transaction (a service whose handlers wait on a model takes 1: no transaction spans two model calls)."""
+    """Run a service until SIGTERM or SIGINT (blocking). ``events_per_transaction``: see ``ConsumerLoop``
+    (None: a poll is one transaction; a service whose handlers wait on a model takes 1)."""
     configure_logging(settings.log_level)
     configure_telemetry(name)
     asyncio.run(serve(name, settings, handlers, deps=deps, deps_factory=deps_factory, projection=projection,
-                      prepare=prepare, max_records=max_records))
+                      prepare=prepare, events_per_transaction=events_per_transaction))
 
 
 async def serve(
@@ -72,7 +72,7 @@ async def serve(
     projection: Projection | None = None,
     stop: asyncio.Event | None = None,
     prepare: Prepare[Any] | None = None,
-    max_records: int = 500,
+    events_per_transaction: int | None = None,
 ) -> None:
     """Migrate, create topics, then consume until ``stop`` is set (or a signal arrives).
 
@@ -87,7 +87,7 @@ async def serve(
             deps = await deps_factory(ServiceContext(settings, endpoints, pool))
         loop = ConsumerLoop(name, handlers, deps, projection=projection, pool=pool,
                             bootstrap=endpoints.kafka_bootstrap_servers, prepare=prepare,
-                            max_records=max_records)
+                            events_per_transaction=events_per_transaction)
 
         async def readiness() -> dict[str, bool]:
             return {"database": await database_reachable(pool), "consumer": loop.started.is_set()}

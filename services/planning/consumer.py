@@ -6,7 +6,7 @@ from npcworld.llm import build_llm
 from npcworld.memory_client.http import HttpMemoryReader
 from npcworld.service import ServiceContext, run_service
 from services.planning.deps import PlanningDeps
-from services.planning.handlers import CONSUMER, HANDLERS, MAX_RECORDS
+from services.planning.handlers import CONSUMER, EVENTS_PER_TRANSACTION, HANDLERS
 from services.planning.settings import Settings
 
 
@@ -18,7 +18,8 @@ async def build_deps(ctx: ServiceContext) -> PlanningDeps:
 
 
 def main() -> None:
-    run_service(CONSUMER, Settings(), HANDLERS, deps_factory=build_deps, max_records=MAX_RECORDS)
+    run_service(CONSUMER, Settings(), HANDLERS, deps_factory=build_deps,
+                events_per_transaction=EVENTS_PER_TRANSACTION)
 
 
 if __name__ == "__main__":

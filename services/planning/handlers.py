@@ -28,9 +28,9 @@ from services.planning.reacting import adopt_directive, keep_promises, react
 __all__ = ["CONSUMER", "HANDLERS", "planning_stream"]
 
 CONSUMER = "planning"
-# Events per poll, and so per transaction: the handlers wait on the model, and a transaction that has written
-# holds back the outbox relay until it ends (services/planning/repository.py locks without writing).
-MAX_RECORDS = 1
+# The handlers wait on the model, and a transaction that has written holds back the outbox relay until it
+# ends: one event per transaction (services/planning/repository.py locks without writing).
+EVENTS_PER_TRANSACTION = 1
 Handler = Callable[[Envelope, UnitOfWork, PlanningDeps], Awaitable[None]]
 
 

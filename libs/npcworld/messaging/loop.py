@@ -71,6 +71,7 @@ class ConsumerLoop(Generic[D]):
         max_records: int = 500,
         heartbeat_seconds: float = 2.0,
         prepare: Prepare[D] | None = None,
+        events_per_transaction: int | None = None,
     ) -> None:
         unknown = set(handlers) - set(EVENT_TYPES)
         if unknown:
@@ -86,6 +87,9 @@ class ConsumerLoop(Generic[D]):
         self.bootstrap = bootstrap
         self.policy = policy or RetryPolicy()
         self.max_records = max_records
+        # None: a poll is one transaction. A service whose handlers wait on a model takes 1, so no transaction
+        # that has written stays open across another event's model call (the relay waits for open writers).
+        self.events_per_transaction = events_per_transaction
         self.heartbeat_seconds = heartbeat_seconds
         self.prepare = prepare
         self.store = EventStore()
@@ -207,9 +211,16 @@ class ConsumerLoop(Generic[D]):
                            self.name, len(events), exc_info=True)
 
     async def _process_batch(self, records: list[Record], dead: DeadLetterer) -> None:
-        """One transaction for the whole poll; the careful per-event path only when something fails."""
+        """The poll in transactions of ``events_per_transaction`` events (all in one by default); offsets are
+        committed once for the poll."""
         if self.prepare is not None:
             await self._prepare(records)
+        size = self.events_per_transaction or len(records) or 1
+        for start in range(0, max(len(records), 1), size):
+            await self._process_transaction(records[start:start + size], dead)
+
+    async def _process_transaction(self, records: list[Record], dead: DeadLetterer) -> None:
+        """One transaction for these records; the careful per-event path only when something fails."""
         attempt = 0
         while True:
             try:
