@@ -14,7 +14,8 @@ from services.gateway.repository import ApiKey, KeyRepository
 
 __all__ = ["Caller", "RateLimiter", "require", "require_world"]
 
-_bearer = HTTPBearer(auto_error=False, description="API key: `Authorization: Bearer npcw_...`")
+_bearer = HTTPBearer(auto_error=False, scheme_name="ApiKey",
+                     description="API key or player session token: `Authorization: Bearer npcw_...`")
 
 
 class RateLimiter:

@@ -52,6 +52,11 @@ def install_problem_handlers(app: FastAPI) -> None:
         response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response
 
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
+        # A bug: the caller gets a problem naming nothing internal; the server still logs the traceback.
+        return problem(500, "Internal Server Error", "the request failed on the server; it was logged")
+
     @app.exception_handler(NpcworldError)
     async def domain_error(_: Request, exc: NpcworldError) -> JSONResponse:
         if isinstance(exc, NotFoundError):

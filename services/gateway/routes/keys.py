@@ -23,7 +23,8 @@ from services.gateway.repository import KeyRecord, KeyRepository
 __all__ = ["router"]
 
 router = APIRouter(tags=["tenants"])
-_operator = HTTPBearer(auto_error=False, description="operator secret (GATEWAY_OPERATOR_KEY)")
+_operator = HTTPBearer(auto_error=False, scheme_name="OperatorKey",
+                       description="operator secret (GATEWAY_OPERATOR_KEY)")
 
 Scope = Literal["read", "chat", "play", "write", "voice", "admin"]
 WorldId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,100}$")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx
 import psycopg
 import pytest
 
@@ -12,6 +13,7 @@ from services.gateway.api import create_app
 from services.gateway.openapi import PROBLEM_MEDIA_TYPE
 from services.gateway.problems import problem
 from services.gateway.schemas import Problem
+from services.gateway.settings import Settings
 from services.gateway.unavailable import unavailable_body
 
 SPEC: dict[str, Any] = create_app().openapi()
@@ -85,3 +87,19 @@ def test_the_bodies_the_gateway_sends_are_problems() -> None:
     sent = problem(422, "Invalid request", "x: bad", errors=[{"field": "x", "message": "bad"}])
     assert Problem.model_validate_json(bytes(sent.body)).errors[0].field == "x"
     assert Problem.model_validate(unavailable_body(psycopg.OperationalError("down"))).status == 503
+
+
+async def test_an_unexpected_error_is_a_problem_that_names_nothing_internal() -> None:
+    app = create_app(Settings(database_url="postgresql://unused", kafka_bootstrap_servers="unused:9092"))
+
+    @app.get("/boom")
+    async def boom() -> None:
+        raise RuntimeError("secret internal detail at /srv/npcworld/x.py")
+
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
+        answer = await client.get("/boom")
+    assert answer.status_code == 500
+    assert answer.headers["content-type"] == "application/problem+json"
+    assert answer.json()["status"] == 500
+    assert "secret" not in answer.text and "RuntimeError" not in answer.text
