@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from npcworld.contracts import Envelope, envelope_from_dict
+from npcworld.contracts import Envelope
 from npcworld.stepping import SteppedWorlds
-from services.memory.repository._rows import Conn
+from services.memory.repository._rows import Conn, in_release_order
 
 __all__ = ["HoldingQueries"]
 
@@ -56,8 +55,7 @@ class HoldingQueries:
             " RETURNING world_time, npc_id, type, id, envelope",
             {"t": tenant, "w": world, "a": accesses},
         )
-        rows: list[Any] = sorted(await cur.fetchall(), key=lambda r: (r[0], r[1], r[2], r[3]))
-        return [envelope_from_dict(r[4]) for r in rows]
+        return in_release_order(await cur.fetchall())
 
     async def drop_held_accesses(self, conn: Conn) -> None:
         """Forget every held last access (a replay holds them again from their claimed events)."""

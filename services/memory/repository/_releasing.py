@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 from npcworld.contracts import Envelope, envelope_from_dict
-from services.memory.repository._rows import Conn
+from services.memory.repository._rows import Conn, in_release_order
 
 __all__ = ["HeldRelease"]
 
@@ -50,8 +49,7 @@ class HeldRelease:
             " RETURNING h.world_time, h.npc_id, h.type, h.id, h.envelope",
             {"t": tenant, "w": world, "before": before},
         )
-        rows: list[Any] = sorted(await cur.fetchall(), key=lambda r: (r[0], r[1], r[2], r[3]))
-        return [envelope_from_dict(r[4]) for r in rows]
+        return in_release_order(await cur.fetchall())
 
     async def park(self, conn: Conn, tenant: str, world: str, event_ids: Sequence[uuid.UUID]) -> None:
         """Move these just-appended events' outbox rows to ``memory_unpublished`` (same transaction: no

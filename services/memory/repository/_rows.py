@@ -7,6 +7,7 @@ the surrogate of that triple, which callers get from ``get_npc``/``ensure_npc`` 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 from psycopg import AsyncConnection
 
+from npcworld.contracts import Envelope, envelope_from_dict
 from services.memory.domain import (
     Memory,
     NpcRef,
@@ -24,7 +26,7 @@ from services.memory.domain import (
     recency,
 )
 
-__all__ = ["Conn", "ScoreFloor", "stream_key"]
+__all__ = ["Conn", "ScoreFloor", "in_release_order", "stream_key"]
 
 Conn = AsyncConnection[Any]
 
@@ -204,3 +206,9 @@ def _memory(npc: NpcRef, row: dict[str, Any]) -> Memory:
         evidence=tuple(str(e) for e in row["evidence"]),
         depth=row["depth"],
     )
+
+
+def in_release_order(rows: Sequence[Any]) -> list[Envelope]:
+    """Held rows ``(world_time, npc_id, type, id, envelope)`` as events in the fixed release order: world
+    time, NPC, type, arrival."""
+    return [envelope_from_dict(r[4]) for r in sorted(rows, key=lambda r: (r[0], r[1], r[2], r[3]))]
