@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: run test lint contracts
+.PHONY: run test lint typecheck contracts
 
 run: $(STAMP)
 	$(VENV)/bin/npcworld run
@@ -15,6 +15,9 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check libs services tests bench
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy libs services
 
 contracts: $(STAMP)
 	$(VENV)/bin/npcworld contracts

@@ -46,7 +46,7 @@ def apply_migrations(database_url: str, directory: Path = MIGRATIONS_DIR) -> lis
                 if path.name in done:
                     continue
                 with conn.transaction():
-                    conn.execute(path.read_text())  # type: ignore[call-overload]
+                    conn.execute(path.read_text())
                     conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (path.name,))
                 logger.info("applied migration %s", path.name)
                 applied.append(path.name)

@@ -16,12 +16,10 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["EdgeLimits", "EdgeLimitsMiddleware"]
-
-Scope = dict[str, Any]
-Message = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -39,10 +37,10 @@ class _Refused(Exception):
 
 
 class EdgeLimitsMiddleware:
-    def __init__(self, app: Any, limits: EdgeLimits) -> None:
+    def __init__(self, app: ASGIApp, limits: EdgeLimits) -> None:
         self.app, self.limits = app, limits
 
-    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -72,9 +70,10 @@ class EdgeLimitsMiddleware:
                 if length > limits.max_body_bytes:
                     raise _Refused(413, "Content Too Large", _too_large(limits.max_body_bytes))
 
-    async def _read_body(self, headers: list[tuple[bytes, bytes]], receive: Any) -> list[Message]:
+    async def _read_body(self, headers: list[tuple[bytes, bytes]], receive: Receive) -> list[Message]:
         """Every ``http.request`` message of the body (a disconnect is passed on as received)."""
-        limits, messages, size = self.limits, [], 0
+        limits, size = self.limits, 0
+        messages: list[Message] = []
 
         async def read() -> None:
             nonlocal size
@@ -101,7 +100,7 @@ def _too_large(limit: int) -> str:
     return f"the request body is larger than {limit} bytes"
 
 
-def _replay(messages: list[Message], receive: Any) -> Any:
+def _replay(messages: list[Message], receive: Receive) -> Receive:
     pending = list(messages)
 
     async def replayed() -> Message:
@@ -112,7 +111,7 @@ def _replay(messages: list[Message], receive: Any) -> Any:
     return replayed
 
 
-async def _answer(send: Any, refused: _Refused) -> None:
+async def _answer(send: Send, refused: _Refused) -> None:
     body = json.dumps({"type": "about:blank", "title": refused.title, "status": refused.status,
                        "detail": refused.detail}).encode()
     await send({"type": "http.response.start", "status": refused.status, "headers": [

@@ -123,7 +123,8 @@ async def _release_world(
     released = 0
     # Caches of this release's own (the poll's prefetched embeddings stay for the poll's handlers); a chunk
     # cut short by the time budget leaves rows whose slow calls are made already.
-    local, gathered = _prefetching(deps), set()
+    local = _prefetching(deps)
+    gathered: set[uuid.UUID] = set()
     while True:
         async with pool.connection() as conn:
             rows = await _RELEASE.peek(conn, event.tenant_id, event.world_id, before=before, limit=chunk)

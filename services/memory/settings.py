@@ -77,5 +77,5 @@ class MemorySettings(BaseSettings):
         return LocalMiniLMEmbedder()
 
 
-class Settings(CommonSettings, LLMSettings, MemorySettings):  # type: ignore[misc]
+class Settings(CommonSettings, LLMSettings, MemorySettings):
     """Everything the memory process reads: connections, the LLM provider and memory tuning."""

@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict
 
 from npcworld.contracts.envelope import Envelope
 from npcworld.contracts.registry import EVENT_TYPES
 from npcworld.contracts.topics import ALL_TOPICS
 
 __all__ = ["render_contracts"]
+
+
+class _TopicEntry(TypedDict):
+    """One topic of topics.json (and one row of topics.md)."""
+
+    name: str
+    key: str
+    partitions: int
+    producers: list[str]
+    consumers: list[str]
+    description: str
+    events: list[str]
 
 
 def _dump(data: Any) -> str:
@@ -23,7 +35,7 @@ def render_contracts(openapi: dict[str, Any] | None = None) -> dict[str, str]:
         schema = cls.model_json_schema()
         schema["x-npcworld"] = {"type": name, "schema_version": cls.schema_version, "topic": cls.topic.name}
         files[f"schemas/{name}.v{cls.schema_version}.json"] = _dump(schema)
-    catalogue = [
+    catalogue: list[_TopicEntry] = [
         {
             "name": t.name, "key": t.key, "partitions": t.partitions, "producers": list(t.producers),
             "consumers": list(t.consumers), "description": t.description,

