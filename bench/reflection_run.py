@@ -65,7 +65,7 @@ async def _job(pool: object, run: int) -> ReflectionJob:
 
 async def _done(pool: object, key: str) -> bool:
     async with pool.connection() as conn:  # type: ignore[attr-defined]
-        return await EventStore().stream_version(conn, key) >= 2
+        return await EventStore().stream_version(conn, TENANT, key) >= 2
 
 
 async def _celery(name: str, broker: str, db: str, memory_url: str, pool: object, jobs: int) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import psycopg
 
-__all__ = ["DEMO_TEMPLATE", "DEMO_WORLD", "seed_demo"]
+__all__ = ["DEMO_TEMPLATE", "DEMO_WORLD", "demo_tenant", "seed_demo"]
 
 DEMO_WORLD = "brindle-hollow"
 DEMO_TEMPLATE = "brindle-hollow"
@@ -27,6 +27,7 @@ def seed_demo(database_url: str, port: int, home: Path = Path(".npcworld")) -> s
         key_file.write_text(asyncio.run(_create_tenant(database_url)))
         key_file.chmod(0o600)
     key = key_file.read_text().strip()
+    (home / "demo-tenant").write_text(asyncio.run(_tenant_of(database_url, key)))
     base = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {key}"}
     _wait_ready(base)
@@ -61,6 +62,23 @@ async def _create_tenant(database_url: str) -> str:
     async with await psycopg.AsyncConnection.connect(database_url) as conn, conn.transaction():
         _, secret = await GatewayRepository(conn).create_tenant("demo")
     return secret
+
+
+def demo_tenant(home: Path) -> str | None:
+    """The demo tenant's id once ``seed_demo`` has run (world ids are per tenant: another tenant may have a
+    world of the same id)."""
+    path = home / "demo-tenant"
+    return path.read_text().strip() or None if path.exists() else None
+
+
+async def _tenant_of(database_url: str, key: str) -> str:
+    from services.gateway.repository import GatewayRepository
+
+    async with await psycopg.AsyncConnection.connect(database_url) as conn:
+        found = await GatewayRepository(conn).find_key(key)
+    if found is None:
+        raise RuntimeError("the demo API key is unknown to this database (delete the data dir to start over)")
+    return found.tenant_id
 
 
 def _wait_for(ready: Callable[[], bool], what: str, timeout: float = 120) -> None:

@@ -52,7 +52,7 @@ async def fork_world(
     history = await _history(conn, store, tenant_id, source_world_id, at)
     if not history or history[0][1].type != "WorldCreated":
         raise NotFoundError(f"world {source_world_id!r} not found")
-    if await store.read_all(conn, 0, 1, EventFilter(world_id=new_world_id)):
+    if await store.read_all(conn, 0, 1, EventFilter(tenant_id=tenant_id, world_id=new_world_id)):
         raise ConflictError(world_id_taken(new_world_id), field="new_world_id")
     streams: dict[str, list[Envelope]] = defaultdict(list)
     for stream_id, original in history:

@@ -52,18 +52,27 @@ def progress_line(last: Progress, stored: tuple[int, int] | None, error: str | N
     return "  ".join([head, procs, health.postgres.describe("postgres"), health.kafka.describe("kafka")])
 
 
-def world_progress(database_url: str, first: int = 0, world_id: str = "brindle-hollow") -> str:
+def world_progress(
+    database_url: str, tenant_id: str | None, first: int = 0, world_id: str = "brindle-hollow"
+) -> str:
     """The demo world's clock and what a few NPCs are doing (a different few each time)."""
+    if tenant_id is None:
+        return f"  {world_id}: loading the town…"
+    key = (tenant_id, world_id)
     try:
         with psycopg.connect(database_url, connect_timeout=5) as conn:
             clock = conn.execute(
-                "SELECT world_time, step, paused, speed FROM ws_clocks WHERE world_id = %s", (world_id,)
+                "SELECT world_time, step, paused, speed FROM ws_clocks"
+                " WHERE tenant_id = %s AND world_id = %s",
+                key,
             ).fetchone()
-            count = conn.execute("SELECT count(*) FROM ws_npcs WHERE world_id = %s", (world_id,)).fetchone()
+            count = conn.execute(
+                "SELECT count(*) FROM ws_npcs WHERE tenant_id = %s AND world_id = %s", key
+            ).fetchone()
             rows = conn.execute(
                 "SELECT name, coalesce(action, 'idle'), emoji, coalesce(location, '?') FROM ws_npcs"
-                " WHERE world_id = %s ORDER BY npc_id OFFSET %s LIMIT %s",
-                (world_id, first % max(1, count[0] if count else 1), 3),
+                " WHERE tenant_id = %s AND world_id = %s ORDER BY npc_id OFFSET %s LIMIT %s",
+                (*key, first % max(1, count[0] if count else 1), 3),
             ).fetchall()
     except psycopg.Error as exc:
         return f"  {world_id}: unavailable ({_reason(exc)})"

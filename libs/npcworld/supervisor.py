@@ -21,6 +21,7 @@ import click
 from psycopg_pool import AsyncConnectionPool
 
 from npcworld.db import open_pool
+from npcworld.demo import demo_tenant
 from npcworld.embedded import EmbeddedStack
 from npcworld.embedded.broker import DEFAULT_ROTATE_EVENTS
 from npcworld.embedded.procs import STACK_MARKER
@@ -193,7 +194,7 @@ class Supervisor:
             write_run_state(self.home, health, children, error)
             _say(progress_line(last, stored, error, children, health))
             if self.demo and stored is not None:
-                _say(world_progress(database_url, first=last.shown))
+                _say(world_progress(database_url, demo_tenant(self.home), first=last.shown))
                 last.shown += 3
             if (stored is not None and health.kafka.up and not signals.requested.is_set()
                     and time.monotonic() >= self._next_rotation_try

@@ -38,7 +38,7 @@ class WorldCache:
 
     async def load(self, conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> WorldState:
         repo = GatewayRepository(conn)
-        end = await repo.world_stream_end(world_id)
+        end = await repo.world_stream_end(tenant_id, world_id)
         cached = self._states.get((tenant_id, world_id))
         if cached is not None and cached[0] == end:
             self._states.move_to_end((tenant_id, world_id))

@@ -60,18 +60,22 @@ async def apply_npcs_moved(event: Envelope, conn: AsyncConnection[Any]) -> None:
     assert isinstance(event.payload, NpcsMoved)
     repo = PerceptionRepository(conn)
     for move in event.payload.moves:
-        await repo.move(event.world_id, move.npc_id, move.path, move.tile, event.event_id)
+        await repo.move(event.tenant_id, event.world_id, move.npc_id, move.path, move.tile, event.event_id)
 
 
 async def apply_object_state_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
     p = event.payload
     assert isinstance(p, ObjectStateChanged)
-    await PerceptionRepository(conn).set_object_state(event.world_id, p.object_path, p.state, event.event_id)
+    await PerceptionRepository(conn).set_object_state(
+        event.tenant_id, event.world_id, p.object_path, p.state, event.event_id
+    )
 
 
 async def apply_action_decided(event: Envelope, conn: AsyncConnection[Any]) -> None:
     assert isinstance(event.payload, ActionDecided) and event.npc_id is not None
-    await PerceptionRepository(conn).set_activity(event.world_id, event.npc_id, event.payload.description)
+    await PerceptionRepository(conn).set_activity(
+        event.tenant_id, event.world_id, event.npc_id, event.payload.description
+    )
 
 
 async def apply_observation_made(event: Envelope, conn: AsyncConnection[Any]) -> None:
@@ -81,12 +85,16 @@ async def apply_observation_made(event: Envelope, conn: AsyncConnection[Any]) ->
     if event.npc_id is None or p.source != "perception" or p.subject is None or p.location is None:
         return
     entity = seen_entity(p.subject, p.location)
-    await PerceptionRepository(conn).remember_seen(event.world_id, [(event.npc_id, entity, p.description)])
+    await PerceptionRepository(conn).remember_seen(
+        event.tenant_id, event.world_id, [(event.npc_id, entity, p.description)]
+    )
 
 
 async def apply_places_discovered(event: Envelope, conn: AsyncConnection[Any]) -> None:
     assert isinstance(event.payload, PlacesDiscovered) and event.npc_id is not None
-    await PerceptionRepository(conn).add_known_places(event.world_id, event.npc_id, event.payload.paths)
+    await PerceptionRepository(conn).add_known_places(
+        event.tenant_id, event.world_id, event.npc_id, event.payload.paths
+    )
 
 
 async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: PerceptionDeps) -> None:
@@ -97,7 +105,7 @@ async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: PerceptionDeps)
             [*([event.payload.location] if event.payload.location else []), *event.payload.known_places]
         )
     )
-    layout = await deps.layouts.get(PerceptionRepository(uow.conn), event.world_id)
+    layout = await deps.layouts.get(PerceptionRepository(uow.conn), event.tenant_id, event.world_id)
     if layout is not None:
         paths = tuple(p for p in paths if p in layout.arenas or p in layout.objects)
     if paths:
@@ -108,11 +116,12 @@ async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: PerceptionDeps)
 async def on_world_ticked(event: Envelope, uow: UnitOfWork, deps: PerceptionDeps) -> None:
     """Every NPC perceives its surroundings: new observations and newly seen places become events."""
     repo = PerceptionRepository(uow.conn)
-    layout = await deps.layouts.get(repo, event.world_id)
+    t, w = event.tenant_id, event.world_id
+    layout = await deps.layouts.get(repo, t, w)
     if layout is None:
         return
-    bodies, objects = await repo.bodies(event.world_id), await repo.objects(event.world_id)
-    seen, known = await repo.seen(event.world_id), await repo.known_places(event.world_id)
+    bodies, objects = await repo.bodies(t, w), await repo.objects(t, w)
+    seen, known = await repo.seen(t, w), await repo.known_places(t, w)
     taken_in = perceive_step(bodies, objects, layout, seen, known, deps.radius, deps.bandwidth)
     out = [uow.new_event(_observation(p), npc_id=s.npc_id) for s in taken_in for p in s.percepts]
     out += [uow.new_event(PlacesDiscovered(paths=s.places), npc_id=s.npc_id) for s in taken_in if s.places]

@@ -14,14 +14,14 @@ class LayoutCache:
     """Parses a world's definition once; a redefinition (new event id) replaces the entry."""
 
     def __init__(self) -> None:
-        self._layouts: dict[str, tuple[UUID, Layout]] = {}
+        self._layouts: dict[tuple[str, str], tuple[UUID, Layout]] = {}
 
-    async def get(self, repo: PerceptionRepository, world_id: str) -> Layout | None:
-        stored = await repo.definition(world_id)
+    async def get(self, repo: PerceptionRepository, tenant_id: str, world_id: str) -> Layout | None:
+        stored = await repo.definition(tenant_id, world_id)
         if stored is None:
             return None
-        cached = self._layouts.get(world_id)
+        cached = self._layouts.get((tenant_id, world_id))
         if cached is None or cached[0] != stored[0]:
             cached = (stored[0], Layout.from_definition(world_id, stored[1]))
-            self._layouts[world_id] = cached
+            self._layouts[(tenant_id, world_id)] = cached
         return cached[1]

@@ -59,7 +59,7 @@ async def run_reflection(job: ReflectionJob, deps: RunDeps) -> Outcome:
         TransientError: retry the job later.
     """
     async with deps.pool.connection() as conn:
-        if await deps.store.stream_version(conn, job.run_key) > _TRIGGERED_VERSION:
+        if await deps.store.stream_version(conn, job.tenant_id, job.run_key) > _TRIGGERED_VERSION:
             return "already_done"
         name = await deps.repository.name(conn, NpcKey(job.tenant_id, job.world_id, job.npc_id))
     try:

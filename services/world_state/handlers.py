@@ -53,25 +53,25 @@ async def apply_world_created(event: Envelope, conn: AsyncConnection[Any]) -> No
 
 async def apply_world_forked(event: Envelope, conn: AsyncConnection[Any]) -> None:
     assert isinstance(event.payload, WorldForked)
-    await WorldRepository(conn).mark_forked(event.world_id, event.payload)
+    await WorldRepository(conn).mark_forked(event.tenant_id, event.world_id, event.payload)
 
 
 async def apply_world_deleted(event: Envelope, conn: AsyncConnection[Any]) -> None:
-    await WorldRepository(conn).mark_deleted(event.world_id)
+    await WorldRepository(conn).mark_deleted(event.tenant_id, event.world_id)
 
 
 async def apply_world_defined(event: Envelope, conn: AsyncConnection[Any]) -> None:
     assert isinstance(event.payload, WorldDefined)
     repo = WorldRepository(conn)
     await repo.save_definition(
-        event, event.payload, await repo.start_time(event.world_id) or event.world_time
+        event, event.payload, await repo.start_time(event.tenant_id, event.world_id) or event.world_time
     )
 
 
 async def apply_npc_created(event: Envelope, conn: AsyncConnection[Any]) -> None:
     assert isinstance(event.payload, NpcCreated)
     repo = WorldRepository(conn)
-    stored = await repo.definition(event.world_id)
+    stored = await repo.definition(event.tenant_id, event.world_id)
     location = event.payload.location
     tile = None
     if stored is not None and location:
@@ -86,7 +86,7 @@ async def apply_npcs_moved(event: Envelope, conn: AsyncConnection[Any]) -> None:
     walked = event.payload.source == "world_state"
     for move in event.payload.moves:
         await repo.apply_move(
-            event.world_id, move.npc_id, move.path, move.tile, event.event_id, walked=walked
+            event.tenant_id, event.world_id, move.npc_id, move.path, move.tile, event.event_id, walked=walked
         )
 
 
@@ -95,16 +95,19 @@ async def apply_object_state_changed(event: Envelope, conn: AsyncConnection[Any]
     p = event.payload
     assert isinstance(p, ObjectStateChanged)
     repo = WorldRepository(conn)
-    await repo.set_object_state(event.world_id, p.object_path, p.state, p.source, event.event_id)
+    t, w = event.tenant_id, event.world_id
+    await repo.set_object_state(t, w, p.object_path, p.state, p.source, event.event_id)
     if p.by_npc is not None and p.source == "action":
-        await repo.hold_object(event.world_id, p.by_npc, p.object_path)
+        await repo.hold_object(t, w, p.by_npc, p.object_path)
     elif p.by_npc is not None and p.source == "idle":
-        await repo.release_object(event.world_id, p.by_npc, p.object_path)
+        await repo.release_object(t, w, p.by_npc, p.object_path)
 
 
 async def apply_action_started(event: Envelope, conn: AsyncConnection[Any]) -> None:
     assert isinstance(event.payload, ActionStarted) and event.npc_id is not None
-    await WorldRepository(conn).start_action(event.world_id, event.npc_id, event.payload, event.event_id)
+    await WorldRepository(conn).start_action(
+        event.tenant_id, event.world_id, event.npc_id, event.payload, event.event_id
+    )
 
 
 async def apply_clock_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
@@ -112,7 +115,7 @@ async def apply_clock_changed(event: Envelope, conn: AsyncConnection[Any]) -> No
     first step after a change waits a full interval), never moving it back."""
     assert isinstance(event.payload, ClockChanged)
     repo = WorldRepository(conn)
-    clock = await repo.clock(event.world_id)
+    clock = await repo.clock(event.tenant_id, event.world_id)
     if clock is not None:
         await repo.save_clock(apply_change(clock, event.payload, event.recorded_at.timestamp()))
 
@@ -121,7 +124,7 @@ async def apply_world_ticked(event: Envelope, conn: AsyncConnection[Any]) -> Non
     """The step and world time; the tick's ``recorded_at`` paces the next one (never moving it back)."""
     assert isinstance(event.payload, WorldTicked)
     await WorldRepository(conn).apply_tick(
-        event.world_id, event.payload.step, event.world_time, event.recorded_at.timestamp()
+        event.tenant_id, event.world_id, event.payload.step, event.world_time, event.recorded_at.timestamp()
     )
 
 
@@ -140,8 +143,9 @@ async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: WorldStateDeps)
     """In a tiled world the NPC appears on a tile of its starting place; everyone else learns where."""
     assert isinstance(event.payload, NpcCreated)
     repo = WorldRepository(uow.conn)
-    tree = await deps.trees.get(repo, event.world_id)
-    npc = next((n for n in await repo.npc_states(event.world_id) if n.npc_id == event.payload.npc_id), None)
+    tree = await deps.trees.get(repo, event.tenant_id, event.world_id)
+    states = await repo.npc_states(event.tenant_id, event.world_id)
+    npc = next((n for n in states if n.npc_id == event.payload.npc_id), None)
     if tree is None or tree.grid is None or npc is None or npc.tile is None or npc.path is None:
         return
     placed = NpcMove(npc_id=npc.npc_id, path=tree.address(npc.tile) or npc.path, tile=npc.tile)
@@ -157,8 +161,8 @@ async def on_action_decided(event: Envelope, uow: UnitOfWork, deps: WorldStateDe
     """
     assert isinstance(event.payload, ActionDecided) and event.npc_id is not None
     repo = WorldRepository(uow.conn)
-    tree = await deps.trees.get(repo, event.world_id)
-    npcs = {n.npc_id: n for n in await repo.npc_states(event.world_id, lock=True)}
+    tree = await deps.trees.get(repo, event.tenant_id, event.world_id)
+    npcs = {n.npc_id: n for n in await repo.npc_states(event.tenant_id, event.world_id, lock=True)}
     npc = npcs.get(event.npc_id)
     if tree is None or npc is None:
         return

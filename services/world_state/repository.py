@@ -27,11 +27,11 @@ TABLES = ("ws_worlds", "ws_npcs", "ws_definitions", "ws_objects", "ws_clocks")
 
 _NPC_STATE = (
     "SELECT npc_id, location, tile_x, tile_y, route, target, action, emoji, action_end, pending_state,"
-    " held_object FROM ws_npcs WHERE world_id = %s ORDER BY npc_id"
+    " held_object FROM ws_npcs WHERE tenant_id = %s AND world_id = %s ORDER BY npc_id"
 )
 _CLOCK = (
     "SELECT tenant_id, world_id, world_time, step, step_seconds, speed, paused, last_tick_wall, until"
-    " FROM ws_clocks WHERE world_id = %s"
+    " FROM ws_clocks WHERE tenant_id = %s AND world_id = %s"
 )
 
 
@@ -61,7 +61,7 @@ class WorldRepository:
     async def add_world(self, event: Envelope, payload: WorldCreated) -> None:
         await self.conn.execute(
             "INSERT INTO ws_worlds (tenant_id, world_id, name, template, start_time, created_seq_event)"
-            " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (world_id) DO NOTHING",
+            " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id, world_id) DO NOTHING",
             (
                 event.tenant_id,
                 event.world_id,
@@ -72,20 +72,24 @@ class WorldRepository:
             ),
         )
 
-    async def mark_forked(self, world_id: str, payload: WorldForked) -> None:
+    async def mark_forked(self, tenant_id: str, world_id: str, payload: WorldForked) -> None:
         await self.conn.execute(
-            "UPDATE ws_worlds SET forked_from = %s WHERE world_id = %s", (payload.source_world_id, world_id)
+            "UPDATE ws_worlds SET forked_from = %s WHERE tenant_id = %s AND world_id = %s",
+            (payload.source_world_id, tenant_id, world_id),
         )
 
-    async def mark_deleted(self, world_id: str) -> None:
-        await self.conn.execute("UPDATE ws_worlds SET deleted = true WHERE world_id = %s", (world_id,))
-        await self.conn.execute("UPDATE ws_clocks SET paused = true WHERE world_id = %s", (world_id,))
+    async def mark_deleted(self, tenant_id: str, world_id: str) -> None:
+        for table, column in (("ws_worlds", "deleted"), ("ws_clocks", "paused")):
+            await self.conn.execute(
+                f"UPDATE {table} SET {column} = true WHERE tenant_id = %s AND world_id = %s",
+                (tenant_id, world_id),
+            )
 
     async def add_npc(self, event: Envelope, p: NpcCreated, tile: tuple[int, int] | None) -> None:
         await self.conn.execute(
             "INSERT INTO ws_npcs (tenant_id, world_id, npc_id, name, age, traits, occupation, location,"
             " tile_x, tile_y) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT (world_id, npc_id) DO NOTHING",
+            " ON CONFLICT (tenant_id, world_id, npc_id) DO NOTHING",
             (
                 event.tenant_id,
                 event.world_id,
@@ -104,7 +108,7 @@ class WorldRepository:
         """The tree, its objects' initial states, and a paused clock at the world's start time."""
         await self.conn.execute(
             "INSERT INTO ws_definitions (world_id, tenant_id, definition, defined_by) VALUES (%s, %s, %s, %s)"
-            " ON CONFLICT (world_id) DO UPDATE"
+            " ON CONFLICT (tenant_id, world_id) DO UPDATE"
             " SET definition = EXCLUDED.definition, defined_by = EXCLUDED.defined_by",
             (event.world_id, event.tenant_id, definition.model_dump_json(), event.event_id),
         )
@@ -117,39 +121,45 @@ class WorldRepository:
         async with self.conn.cursor() as cur:
             await cur.executemany(
                 "INSERT INTO ws_objects (world_id, path, tenant_id, state) VALUES (%s, %s, %s, %s)"
-                " ON CONFLICT (world_id, path) DO NOTHING",
+                " ON CONFLICT (tenant_id, world_id, path) DO NOTHING",
                 rows,
             )
         await self.conn.execute(
             "INSERT INTO ws_clocks (world_id, tenant_id, world_time, step_seconds) VALUES (%s, %s, %s, %s)"
-            " ON CONFLICT (world_id) DO NOTHING",
+            " ON CONFLICT (tenant_id, world_id) DO NOTHING",
             (event.world_id, event.tenant_id, start_time, definition.step_seconds),
         )
 
-    async def definition(self, world_id: str) -> tuple[UUID, WorldDefined] | None:
+    async def definition(self, tenant_id: str, world_id: str) -> tuple[UUID, WorldDefined] | None:
         cur = await self.conn.execute(
-            "SELECT defined_by, definition FROM ws_definitions WHERE world_id = %s", (world_id,)
+            "SELECT defined_by, definition FROM ws_definitions WHERE tenant_id = %s AND world_id = %s",
+            (tenant_id, world_id),
         )
         row = await cur.fetchone()
         return (row[0], WorldDefined.model_validate(row[1])) if row else None
 
-    async def start_time(self, world_id: str) -> datetime | None:
-        cur = await self.conn.execute("SELECT start_time FROM ws_worlds WHERE world_id = %s", (world_id,))
+    async def start_time(self, tenant_id: str, world_id: str) -> datetime | None:
+        cur = await self.conn.execute(
+            "SELECT start_time FROM ws_worlds WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
+        )
         row = await cur.fetchone()
         return row[0] if row else None
 
-    async def npc_states(self, world_id: str, *, lock: bool = False) -> list[NpcState]:
+    async def npc_states(self, tenant_id: str, world_id: str, *, lock: bool = False) -> list[NpcState]:
         async with self.conn.cursor(row_factory=dict_row) as cur:
-            await cur.execute(_NPC_STATE + (" FOR UPDATE" if lock else ""), (world_id,))
+            await cur.execute(_NPC_STATE + (" FOR UPDATE" if lock else ""), (tenant_id, world_id))
             return [_npc_state(row) for row in await cur.fetchall()]
 
-    async def start_action(self, world_id: str, npc_id: str, started: ActionStarted, by: UUID) -> None:
+    async def start_action(
+        self, tenant_id: str, world_id: str, npc_id: str, started: ActionStarted, by: UUID
+    ) -> None:
         """The NPC's current action and route, unless a newer action was written already."""
         await self.conn.execute(
             "UPDATE ws_npcs SET action = %(action)s, emoji = %(emoji)s, action_end = %(end)s,"
             " pending_state = %(pending)s, target = %(target)s, route = %(route)s,"
             " location = coalesce(%(arrived)s, location), action_by = %(by)s"
-            " WHERE world_id = %(w)s AND npc_id = %(n)s AND (action_by IS NULL OR action_by < %(by)s)",
+            " WHERE tenant_id = %(t)s AND world_id = %(w)s AND npc_id = %(n)s"
+            " AND (action_by IS NULL OR action_by < %(by)s)",
             {
                 "action": started.description,
                 "emoji": started.emoji,
@@ -159,6 +169,7 @@ class WorldRepository:
                 "route": json.dumps([list(t) for t in started.route]),
                 "arrived": started.arrived_at,
                 "by": by,
+                "t": tenant_id,
                 "w": world_id,
                 "n": npc_id,
             },
@@ -166,6 +177,7 @@ class WorldRepository:
 
     async def apply_move(
         self,
+        tenant_id: str,
         world_id: str,
         npc_id: str,
         path: str,
@@ -179,7 +191,8 @@ class WorldRepository:
         await self.conn.execute(
             "UPDATE ws_npcs SET location = %(path)s, tile_x = %(x)s, tile_y = %(y)s, moved_by = %(by)s,"
             " route = CASE WHEN %(walked)s AND route -> 0 = %(tile)s::jsonb THEN route - 0 ELSE route END"
-            " WHERE world_id = %(w)s AND npc_id = %(n)s AND (moved_by IS NULL OR moved_by < %(by)s)",
+            " WHERE tenant_id = %(t)s AND world_id = %(w)s AND npc_id = %(n)s"
+            " AND (moved_by IS NULL OR moved_by < %(by)s)",
             {
                 "path": path,
                 "x": tile[0] if tile else None,
@@ -187,44 +200,48 @@ class WorldRepository:
                 "tile": json.dumps(list(tile)) if tile else None,
                 "walked": walked,
                 "by": moved_by,
+                "t": tenant_id,
                 "w": world_id,
                 "n": npc_id,
             },
         )
 
-    async def hold_object(self, world_id: str, npc_id: str, path: str) -> None:
+    async def hold_object(self, tenant_id: str, world_id: str, npc_id: str, path: str) -> None:
         """The NPC's action took hold of the object: its pending state is applied."""
         await self.conn.execute(
-            "UPDATE ws_npcs SET pending_state = NULL, held_object = %s WHERE world_id = %s AND npc_id = %s",
-            (path, world_id, npc_id),
+            "UPDATE ws_npcs SET pending_state = NULL, held_object = %s"
+            " WHERE tenant_id = %s AND world_id = %s AND npc_id = %s",
+            (path, tenant_id, world_id, npc_id),
         )
 
-    async def release_object(self, world_id: str, npc_id: str, path: str) -> None:
+    async def release_object(self, tenant_id: str, world_id: str, npc_id: str, path: str) -> None:
         """The NPC's action ended and let go of the object."""
         await self.conn.execute(
-            "UPDATE ws_npcs SET held_object = NULL WHERE world_id = %s AND npc_id = %s AND held_object = %s",
-            (world_id, npc_id, path),
+            "UPDATE ws_npcs SET held_object = NULL"
+            " WHERE tenant_id = %s AND world_id = %s AND npc_id = %s AND held_object = %s",
+            (tenant_id, world_id, npc_id, path),
         )
 
     async def set_object_state(
-        self, world_id: str, path: str, state: str, source: str, changed_by: UUID
+        self, tenant_id: str, world_id: str, path: str, state: str, source: str, changed_by: UUID
     ) -> None:
         await self.conn.execute(
-            "UPDATE ws_objects SET state = %s, source = %s, changed_by = %s"
-            " WHERE world_id = %s AND path = %s AND (changed_by IS NULL OR changed_by < %s)",
-            (state, source, changed_by, world_id, path, changed_by),
+            "UPDATE ws_objects SET state = %s, source = %s, changed_by = %s WHERE tenant_id = %s"
+            " AND world_id = %s AND path = %s AND (changed_by IS NULL OR changed_by < %s)",
+            (state, source, changed_by, tenant_id, world_id, path, changed_by),
         )
 
-    async def objects(self, world_id: str) -> dict[str, str]:
+    async def objects(self, tenant_id: str, world_id: str) -> dict[str, str]:
         cur = await self.conn.execute(
-            "SELECT path, state FROM ws_objects WHERE world_id = %s ORDER BY path", (world_id,)
+            "SELECT path, state FROM ws_objects WHERE tenant_id = %s AND world_id = %s ORDER BY path",
+            (tenant_id, world_id),
         )
         return {row[0]: row[1] for row in await cur.fetchall()}
 
-    async def clock(self, world_id: str, *, lock: bool = False) -> ClockState | None:
+    async def clock(self, tenant_id: str, world_id: str, *, lock: bool = False) -> ClockState | None:
         sql = _CLOCK + (" FOR UPDATE SKIP LOCKED" if lock else "")
         async with self.conn.cursor(row_factory=dict_row) as cur:
-            await cur.execute(sql, (world_id,))
+            await cur.execute(sql, (tenant_id, world_id))
             row = await cur.fetchone()
         return ClockState(**row) if row else None
 
@@ -232,7 +249,8 @@ class WorldRepository:
         """The clock's settings; its last tick's wall time only ever moves forward (folds commute)."""
         await self.conn.execute(
             "UPDATE ws_clocks SET world_time = %s, step = %s, step_seconds = %s, speed = %s, paused = %s,"
-            " last_tick_wall = greatest(last_tick_wall, %s), until = %s WHERE world_id = %s",
+            " last_tick_wall = greatest(last_tick_wall, %s), until = %s"
+            " WHERE tenant_id = %s AND world_id = %s",
             (
                 clock.world_time,
                 clock.step,
@@ -241,31 +259,39 @@ class WorldRepository:
                 clock.paused,
                 clock.last_tick_wall,
                 clock.until,
+                clock.tenant_id,
                 clock.world_id,
             ),
         )
 
-    async def apply_tick(self, world_id: str, step: int, world_time: datetime, wall: float) -> None:
+    async def apply_tick(
+        self, tenant_id: str, world_id: str, step: int, world_time: datetime, wall: float
+    ) -> None:
         """A step (never going back) and the wall time it was taken at, which paces real-time clocks."""
         await self.conn.execute(
             "UPDATE ws_clocks SET step = greatest(step, %(s)s),"
             " world_time = CASE WHEN step < %(s)s THEN %(t)s ELSE world_time END,"
-            " last_tick_wall = greatest(last_tick_wall, %(wall)s) WHERE world_id = %(w)s",
-            {"s": step, "t": world_time, "wall": wall, "w": world_id},
+            " last_tick_wall = greatest(last_tick_wall, %(wall)s) WHERE tenant_id = %(tenant)s"
+            " AND world_id = %(w)s",
+            {"s": step, "t": world_time, "wall": wall, "tenant": tenant_id, "w": world_id},
         )
 
-    async def has_held_work(self, world_id: str) -> bool:
+    async def has_held_work(self, tenant_id: str, world_id: str) -> bool:
         """Does a service hold work of this world for the end of its step? (The memory service's holding
         table, read like the pipeline probe reads processed events: the barrier spans services.)"""
         cur = await self.conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM memory_held WHERE world_id = %s)", (world_id,)
+            "SELECT EXISTS (SELECT 1 FROM memory_held WHERE tenant_id = %s AND world_id = %s)",
+            (tenant_id, world_id),
         )
         row = await cur.fetchone()
         return bool(row and row[0])
 
-    async def running_clocks(self) -> list[str]:
-        cur = await self.conn.execute("SELECT world_id FROM ws_clocks WHERE NOT paused ORDER BY world_id")
-        return [row[0] for row in await cur.fetchall()]
+    async def running_clocks(self) -> list[tuple[str, str]]:
+        """(tenant_id, world_id) of every running clock."""
+        cur = await self.conn.execute(
+            "SELECT tenant_id, world_id FROM ws_clocks WHERE NOT paused ORDER BY tenant_id, world_id"
+        )
+        return [(row[0], row[1]) for row in await cur.fetchall()]
 
     async def get_world(self, tenant_id: str, world_id: str) -> WorldView | None:
         async with self.conn.cursor(row_factory=dict_row) as cur:

@@ -77,27 +77,27 @@ class Ticker:
         """Tick every due world once; stepped worlds wait for the pipeline first. Returns worlds ticked."""
         async with self.pool.connection() as conn:
             repo = WorldRepository(conn)
-            worlds = [(w, await repo.clock(w)) for w in await repo.running_clocks()]
-        stepped = [(c.tenant_id, w) for w, c in worlds if c is not None and c.speed is None]
+            worlds = [(w, await repo.clock(*w)) for w in await repo.running_clocks()]
+        stepped = [w for w, c in worlds if c is not None and c.speed is None]
         if stepped:
             await self._wait_for_pipeline(stepped)
-            if await self._complete_steps([w for _, w in stepped]):
+            if await self._complete_steps(stepped):
                 await self._wait_for_pipeline(stepped)
         count = 0
-        for world_id, _ in worlds:
-            count += await self.tick(world_id, time.time())
+        for world, _ in worlds:
+            count += await self.tick(world, time.time())
         return count
 
-    async def _complete_steps(self, stepped: list[str]) -> int:
+    async def _complete_steps(self, stepped: list[WorldKey]) -> int:
         """Append StepCompleted for each stepped world whose last step left held work; returns how many.
 
         The memory service holds a stepped world's writes until then (services/memory/holding.py)."""
         count = 0
-        for world_id in stepped:
+        for tenant_id, world_id in stepped:
             async with self.pool.connection() as conn, conn.transaction():
                 repo = WorldRepository(conn)
-                clock = await repo.clock(world_id, lock=True)
-                if clock is None or not await repo.has_held_work(world_id):
+                clock = await repo.clock(tenant_id, world_id, lock=True)
+                if clock is None or not await repo.has_held_work(tenant_id, world_id):
                     continue
                 uow = UnitOfWork(conn, EventStore())
                 done = uow.new_event(StepCompleted(step=clock.step), tenant_id=clock.tenant_id,
@@ -120,14 +120,15 @@ class Ticker:
         logger.error("pipeline still busy after %.0fs; stepping %s anyway (cognition will lag): %s",
                      self.stepped_max_wait, names, self.probe.describe())
 
-    async def tick(self, world_id: str, wall_now: float) -> bool:
-        """One step of one world if its clock is running and due; False otherwise."""
+    async def tick(self, world: WorldKey, wall_now: float) -> bool:
+        """One step of one (tenant, world) if its clock is running and due; False otherwise."""
+        tenant_id, world_id = world
         async with self.pool.connection() as conn, conn.transaction():
             repo = WorldRepository(conn)
-            clock = await repo.clock(world_id, lock=True)
+            clock = await repo.clock(tenant_id, world_id, lock=True)
             if clock is None or not is_due(clock, wall_now):
                 return False
-            tree = await self.trees.get(repo, world_id)
+            tree = await self.trees.get(repo, tenant_id, world_id)
             advanced, ticked = next_tick(clock, wall_now)
             uow = UnitOfWork(conn, EventStore())
 
@@ -142,7 +143,8 @@ class Ticker:
 
             events: list[Envelope] = []
             if tree is not None:
-                result = step_npcs(tree, await repo.npc_states(world_id, lock=True), advanced.world_time)
+                npcs = await repo.npc_states(tenant_id, world_id, lock=True)
+                result = step_npcs(tree, npcs, advanced.world_time)
                 events += [event(NpcsMoved(moves=tuple(result.moves)))] if result.moves else []
                 events += [event(change, npc_id) for npc_id, change in result.object_changes]
             events.append(event(ticked))

@@ -84,6 +84,7 @@ async def test_a_studio_world_without_tile_map_works_through_posted_positions_an
             lambda r: {"path": f"{w}:Inn:tavern:hearth", "state": "roaring"} in r.json()["objects"],
         )
         p.world_id = w
+        p.tenant_id = (await client.get("/v1/tenant")).json()["tenant_id"]
         await p.step()
         await _ok(
             await client.post(

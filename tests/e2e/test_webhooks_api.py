@@ -185,6 +185,7 @@ async def test_a_world_created_from_the_template_ticks_and_its_events_reach_the_
             lambda: client.get(f"/v1/worlds/{world_id}/clock"), lambda r: r.json()["paused"] is False
         )
         pipeline.world_id = world_id
+        pipeline.tenant_id = (await client.get("/v1/tenant")).json()["tenant_id"]
         for _ in range(2):
             await pipeline.step()
         acked = await eventually(

@@ -226,6 +226,21 @@ async def test_a_poison_event_is_dead_lettered_with_its_reason_while_later_event
     assert len(dlq) >= 3 and all("x-dlq-reason" in h for h in dlq)
 
 
+async def test_a_stream_name_is_each_tenants_own(tally_db: AsyncConnectionPool) -> None:
+    store, world, npc = EventStore(), uuid.uuid4().hex, "occ"
+    stream = f"npc-{world}"
+    async with tally_db.connection() as conn, conn.transaction():
+        for tenant in ("tenant-a", "tenant-b"):  # the same name, each at version 0: two streams
+            event = tally_app.observation(world, npc, f"{tenant} v1", tenant_id=tenant)
+            await store.append(conn, stream, [event], expected_version=0)
+        with pytest.raises(ValueError, match="2 tenants"):
+            await store.append(conn, stream, [tally_app.observation(world, npc, "x", tenant_id=t)
+                                              for t in ("tenant-a", "tenant-b")])
+        mine = await store.read_stream(conn, "tenant-b", stream)
+    assert [e.envelope.payload.description for e in mine] == ["tenant-b v1"]  # type: ignore[attr-defined]
+    assert mine[0].stream_id == stream and mine[0].version == 1
+
+
 async def test_an_append_at_a_stale_version_is_rejected_not_overwritten(
     tally_db: AsyncConnectionPool
 ) -> None:
@@ -241,7 +256,7 @@ async def test_an_append_at_a_stale_version_is_rejected_not_overwritten(
                 await store.append(
                     b, stream, [tally_app.observation(world, npc, "writer b")], expected_version=1
                 )
-        events = await store.read_stream(a, stream)
+        events = await store.read_stream(a, "tenant-a", stream)
     assert [e.envelope.payload.description for e in events] == ["v1", "writer a"]  # type: ignore[attr-defined]
 
 

@@ -13,7 +13,7 @@ from psycopg.rows import dict_row
 from npcworld.contracts import Envelope, envelope_from_dict
 from npcworld.errors import ConcurrencyError
 
-__all__ = ["EventFilter", "EventStore", "StoredEvent"]
+__all__ = ["EventFilter", "EventStore", "StoredEvent", "stored_stream_id"]
 
 _COLUMNS = (
     "seq, event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id, world_time, "
@@ -33,9 +33,15 @@ _INSERT_OUTBOX = (
 )
 
 
+def stored_stream_id(tenant_id: str, stream_id: str) -> str:
+    """The stream's name in storage: every stream belongs to one tenant, so two tenants' streams of the
+    same name (``world-town`` of each) are different streams with their own versions."""
+    return f"{tenant_id}/{stream_id}"
+
+
 @dataclass(frozen=True)
 class StoredEvent:
-    """An envelope with its place in the store."""
+    """An envelope with its place in the store (``stream_id`` is the name its tenant gave the stream)."""
 
     seq: int
     stream_id: str
@@ -58,7 +64,8 @@ class EventFilter:
 
 def _stored(row: dict[str, Any]) -> StoredEvent:
     data = {k: row[k] for k in row if k not in ("seq", "stream_id", "version")}
-    return StoredEvent(row["seq"], row["stream_id"], row["version"], envelope_from_dict(data))
+    stream_id = row["stream_id"].removeprefix(f"{row['tenant_id']}/")
+    return StoredEvent(row["seq"], stream_id, row["version"], envelope_from_dict(data))
 
 
 class EventStore:
@@ -75,8 +82,8 @@ class EventStore:
 
         Args:
             conn: a connection inside a transaction; nothing is visible until it commits.
-            stream_id: the stream to extend.
-            events: envelopes in stream order.
+            stream_id: the stream to extend, named within the events' tenant.
+            events: envelopes in stream order, all of one tenant.
             expected_version: the stream version the caller last saw (0 for a new stream), or
                 None to append at whatever the end is.
 
@@ -86,16 +93,23 @@ class EventStore:
         Raises:
             ConcurrencyError: the stream is not at ``expected_version``, or a concurrent append
                 took the same version first.
+            ValueError: the events belong to more than one tenant.
         """
         if not events:
             return []
-        current = await self.stream_version(conn, stream_id)
+        tenants = {e.tenant_id for e in events}
+        if len(tenants) != 1:
+            raise ValueError(f"one append is one tenant's stream; these events name {len(tenants)} tenants")
+        tenant_id = events[0].tenant_id
+        current = await self.stream_version(conn, tenant_id, stream_id)
         if expected_version is not None and current != expected_version:
             raise ConcurrencyError(stream_id, expected_version, current)
         versions = list(range(current + 1, current + 1 + len(events)))
         try:
             async with conn.transaction():
-                cur = await conn.execute(_INSERT_EVENTS, _columns(stream_id, versions, events))
+                cur = await conn.execute(
+                    _INSERT_EVENTS, _columns(stored_stream_id(tenant_id, stream_id), versions, events)
+                )
                 seqs = [row[0] for row in await cur.fetchall()]
                 await conn.execute(
                     _INSERT_OUTBOX,
@@ -107,22 +121,23 @@ class EventStore:
             ) from exc
         return seqs
 
-    async def stream_version(self, conn: AsyncConnection[Any], stream_id: str) -> int:
-        """The version of the last event in the stream (0 when the stream is empty)."""
+    async def stream_version(self, conn: AsyncConnection[Any], tenant_id: str, stream_id: str) -> int:
+        """The version of the tenant's stream's last event (0 when the stream is empty)."""
         cur = await conn.execute(
-            "SELECT coalesce(max(version), 0) FROM events WHERE stream_id = %s", (stream_id,)
+            "SELECT coalesce(max(version), 0) FROM events WHERE stream_id = %s",
+            (stored_stream_id(tenant_id, stream_id),),
         )
         row = await cur.fetchone()
         return int(row[0]) if row else 0
 
     async def read_stream(
-        self, conn: AsyncConnection[Any], stream_id: str, after_version: int = 0
+        self, conn: AsyncConnection[Any], tenant_id: str, stream_id: str, after_version: int = 0
     ) -> list[StoredEvent]:
-        """Every event of one stream after ``after_version``, in version order."""
+        """Every event of one of the tenant's streams after ``after_version``, in version order."""
         async with conn.cursor(row_factory=dict_row) as cur:
             await cur.execute(
                 f"SELECT {_COLUMNS} FROM events WHERE stream_id = %s AND version > %s ORDER BY version",
-                (stream_id, after_version),
+                (stored_stream_id(tenant_id, stream_id), after_version),
             )
             return [_stored(row) for row in await cur.fetchall()]
 
@@ -134,26 +149,27 @@ class EventStore:
         where: EventFilter | None = None,
     ) -> list[StoredEvent]:
         """Committed events in global order after ``after_seq``, at most ``limit`` of them."""
-        clauses, params = ["seq > %s"], [after_seq]
+        clauses: list[str] = ["seq > %s"]
+        params: list[Any] = [after_seq]
         f = where or EventFilter()
         for column, value in (("tenant_id", f.tenant_id), ("world_id", f.world_id), ("npc_id", f.npc_id)):
             if value is not None:
                 clauses.append(f"{column} = %s")
-                params.append(value)  # type: ignore[arg-type]
+                params.append(value)
         if f.types:
             clauses.append("type = ANY(%s)")
-            params.append(list(f.types))  # type: ignore[arg-type]
+            params.append(list(f.types))
         if f.until_world_time is not None:
             clauses.append("world_time <= %s")
-            params.append(f.until_world_time)  # type: ignore[arg-type]
+            params.append(f.until_world_time)
         if f.claimed_by is not None:
             clauses.append("EXISTS (SELECT 1 FROM processed_events p"
                            " WHERE p.consumer = %s AND p.event_id = events.event_id)")
-            params.append(f.claimed_by)  # type: ignore[arg-type]
+            params.append(f.claimed_by)
         params.append(limit)
         sql = f"SELECT {_COLUMNS} FROM events WHERE {' AND '.join(clauses)} ORDER BY seq LIMIT %s"
         async with conn.cursor(row_factory=dict_row) as cur:
-            await cur.execute(sql, params)  # type: ignore[arg-type]
+            await cur.execute(sql, params)
             return [_stored(row) for row in await cur.fetchall()]
 
     async def last_seq(self, conn: AsyncConnection[Any]) -> int:

@@ -167,7 +167,7 @@ async def _simulate(
             lambda s: progress(s, total) if progress else None,
             maintain,
         )
-        await _settle(pool, probe, world)
+        await _settle(pool, probe, tenant, world)
         wall = time.monotonic() - began
         async with pool.connection() as conn:
             facts = await read_facts(conn, tenant, world)
@@ -186,14 +186,14 @@ async def _simulate(
     return report
 
 
-async def _settle(pool: Any, probe: Any, world: str) -> None:
+async def _settle(pool: Any, probe: Any, tenant: str, world: str) -> None:
     """Idle, and the last step's held work released (the ticker appends its StepCompleted meanwhile)."""
     from services.world_state.repository import WorldRepository
 
     while True:
         await probe.wait_idle(300)
         async with pool.connection() as conn:
-            held = await WorldRepository(conn).has_held_work(world)
+            held = await WorldRepository(conn).has_held_work(tenant, world)
         if not held:
             return
         await asyncio.sleep(0.05)

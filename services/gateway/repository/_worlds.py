@@ -8,6 +8,7 @@ from psycopg import AsyncConnection
 
 from npcworld.contracts import EventPayload
 from npcworld.eventstore import EventStore
+from npcworld.eventstore.store import stored_stream_id
 from npcworld.fork import world_stream
 from services.gateway.domain import WorldState, fold
 from services.gateway.repository._keys import SCOPES, ApiKey, KeyRepository
@@ -33,18 +34,17 @@ class GatewayRepository:
         return await KeyRepository(self.conn).find_key(secret)
 
     async def load_world(self, tenant_id: str, world_id: str) -> WorldState:
-        """Fold the world stream; another tenant's world reads as absent."""
-        events = await self.store.read_stream(self.conn, world_stream(world_id))
-        payloads: list[EventPayload] = [
-            e.envelope.payload for e in events if e.envelope.tenant_id == tenant_id
-        ]
+        """Fold the tenant's world stream (world ids are the tenant's own: another tenant's world of the
+        same id is another stream)."""
+        events = await self.store.read_stream(self.conn, tenant_id, world_stream(world_id))
+        payloads: list[EventPayload] = [e.envelope.payload for e in events]
         return fold(payloads)
 
-    async def world_stream_end(self, world_id: str) -> tuple[int, str] | None:
+    async def world_stream_end(self, tenant_id: str, world_id: str) -> tuple[int, str] | None:
         """The world stream's last (version, event_id), or None while it is empty: one index lookup."""
         cur = await self.conn.execute(
             "SELECT version, event_id::text FROM events WHERE stream_id = %s ORDER BY version DESC LIMIT 1",
-            (world_stream(world_id),),
+            (stored_stream_id(tenant_id, world_stream(world_id)),),
         )
         row = await cur.fetchone()
         return None if row is None else (int(row[0]), str(row[1]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from npcworld.contracts import Envelope
 from npcworld.errors import ConcurrencyError
 from npcworld.eventstore import UnitOfWork
+from npcworld.eventstore.store import stored_stream_id
 
 __all__ = ["append_at_end"]
 
@@ -21,7 +22,8 @@ async def append_at_end(uow: UnitOfWork, stream_id: str, event: Envelope, tries:
     (held until commit; a hash collision only queues two streams together). The retry stays for writers
     that do not take the lock.
     """
-    await uow.conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_STREAM_LOCK_CLASS, stream_id))
+    stored = stored_stream_id(event.tenant_id, stream_id)
+    await uow.conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_STREAM_LOCK_CLASS, stored))
     for attempt in range(tries):
         try:
             await uow.append(stream_id, [event])

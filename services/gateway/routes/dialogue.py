@@ -169,7 +169,9 @@ async def _npc_world(request: Request, tenant_id: str, world_id: str, npc_id: st
         state = await live_world(conn, tenant_id, world_id, request.app.state.worlds)
         if npc_id not in state.npcs:
             raise NotFoundError(f"NPC {npc_id!r} not found in world {world_id!r}")
-        cur = await conn.execute("SELECT max(world_time) FROM events WHERE world_id = %s", (world_id,))
+        cur = await conn.execute(
+            "SELECT max(world_time) FROM events WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
+        )
         row = await cur.fetchone()
     latest: datetime | None = row[0] if row and row[0] is not None else state.start_time
     if latest is None:  # a live world always has its creation event; this is only for the type checker

@@ -66,11 +66,12 @@ async def _append(
     return str(event.event_id)
 
 
-async def _clock(conn: AsyncConnection[Any], world_id: str) -> ClockOut | None:
+async def _clock(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> ClockOut | None:
     row = await _one(
         conn,
-        "SELECT world_time, step, step_seconds, speed, paused FROM ws_clocks WHERE world_id = %s",
-        (world_id,),
+        "SELECT world_time, step, step_seconds, speed, paused FROM ws_clocks"
+        " WHERE tenant_id = %s AND world_id = %s",
+        (tenant_id, world_id),
     )
     if row is None:
         return None
@@ -82,8 +83,8 @@ async def _clock(conn: AsyncConnection[Any], world_id: str) -> ClockOut | None:
     )
 
 
-async def _now(conn: AsyncConnection[Any], world_id: str, start: datetime | None) -> datetime:
-    clock = await _clock(conn, world_id)
+async def _now(conn: AsyncConnection[Any], tenant_id: str, world_id: str, start: datetime | None) -> datetime:
+    clock = await _clock(conn, tenant_id, world_id)
     if clock is not None:
         return clock.world_time
     if start is None:
@@ -130,11 +131,16 @@ async def world_tree(
 ) -> TreeOut:
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
-        row = await _one(conn, "SELECT definition FROM ws_definitions WHERE world_id = %s", (world_id,))
+        row = await _one(
+            conn,
+            "SELECT definition FROM ws_definitions WHERE tenant_id = %s AND world_id = %s",
+            (key.tenant_id, world_id),
+        )
         if row is None:
             raise NotFoundError(f"world {world_id!r} has no world tree yet")
         cur = await conn.execute(
-            "SELECT path, state FROM ws_objects WHERE world_id = %s ORDER BY path", (world_id,)
+            "SELECT path, state FROM ws_objects WHERE tenant_id = %s AND world_id = %s ORDER BY path",
+            (key.tenant_id, world_id),
         )
         objects = [ObjectOut(path=r[0], state=r[1]) for r in await cur.fetchall()]
     definition = WorldDefined.model_validate(row[0])
@@ -158,11 +164,13 @@ async def edit_object_state(
     async with request.app.state.pool.connection() as conn:
         state = await live_world(conn, key.tenant_id, world_id)
         known = await _one(
-            conn, "SELECT 1 FROM ws_objects WHERE world_id = %s AND path = %s", (world_id, body.object_path)
+            conn,
+            "SELECT 1 FROM ws_objects WHERE tenant_id = %s AND world_id = %s AND path = %s",
+            (key.tenant_id, world_id, body.object_path),
         )
         if known is None:
             raise ValidationError(f"no object {body.object_path!r} in this world", field="object_path")
-        when = await _now(conn, world_id, state.start_time)
+        when = await _now(conn, key.tenant_id, world_id, state.start_time)
     change = ObjectStateChanged(object_path=body.object_path, state=body.state, source="user")
     return Accepted(event_id=await _append(request, key, world_id, f"objects-{world_id}", change, when))
 
@@ -172,9 +180,12 @@ async def post_positions(world_id: str, body: PositionsIn, key: Writer, request:
     """Positions from a studio's engine (worlds without a tile map are moved only this way)."""
     async with request.app.state.pool.connection() as conn:
         state = await live_world(conn, key.tenant_id, world_id)
-        cur = await conn.execute("SELECT definition FROM ws_definitions WHERE world_id = %s", (world_id,))
+        cur = await conn.execute(
+            "SELECT definition FROM ws_definitions WHERE tenant_id = %s AND world_id = %s",
+            (key.tenant_id, world_id),
+        )
         row = await cur.fetchone()
-        when = await _now(conn, world_id, state.start_time)
+        when = await _now(conn, key.tenant_id, world_id, state.start_time)
     if row is None:
         raise ValidationError("define the world tree first (POST .../definition)", field="moves")
     definition = WorldDefined.model_validate(row[0])
@@ -197,7 +208,7 @@ async def post_positions(world_id: str, body: PositionsIn, key: Writer, request:
 async def get_clock(world_id: str, key: Reader, request: Request) -> ClockOut:
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
-        clock = await _clock(conn, world_id)
+        clock = await _clock(conn, key.tenant_id, world_id)
     if clock is None:
         raise NotFoundError(f"world {world_id!r} has no clock yet (it has no world tree)")
     return clock
@@ -208,7 +219,7 @@ async def set_clock(world_id: str, body: ClockIn, key: Writer, request: Request)
     """Pause, resume or re-pace the clock: real time, N times faster (``speed``), or stepped (as digested)."""
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
-        clock = await _clock(conn, world_id)
+        clock = await _clock(conn, key.tenant_id, world_id)
     if clock is None:
         raise NotFoundError(f"world {world_id!r} has no clock yet (it has no world tree)")
     mode = body.mode or (clock.mode if body.speed is None else "fast")
@@ -236,12 +247,13 @@ async def npc_state(world_id: str, npc_id: str, key: Reader, request: Request) -
         row = await _one(
             conn,
             "SELECT location, tile_x, tile_y, target, jsonb_array_length(route), action, emoji,"
-            " action_end FROM ws_npcs WHERE world_id = %s AND npc_id = %s",
-            (world_id, npc_id),
+            " action_end FROM ws_npcs WHERE tenant_id = %s AND world_id = %s AND npc_id = %s",
+            (key.tenant_id, world_id, npc_id),
         )
         cur = await conn.execute(
-            "SELECT path FROM pc_known_places WHERE world_id = %s AND npc_id = %s ORDER BY path",
-            (world_id, npc_id),
+            "SELECT path FROM pc_known_places WHERE tenant_id = %s AND world_id = %s AND npc_id = %s"
+            " ORDER BY path",
+            (key.tenant_id, world_id, npc_id),
         )
         known = [r[0] for r in await cur.fetchall()]
         latest = {
@@ -276,6 +288,6 @@ async def _latest(
     if row is None:
         return None
     stored = await EventStore().read_all(
-        conn, row[0] - 1, 1, EventFilter(world_id=world, types=(event_type,))
+        conn, row[0] - 1, 1, EventFilter(tenant_id=tenant, world_id=world, types=(event_type,))
     )
     return stored[0].envelope.model_dump(mode="json") if stored else None

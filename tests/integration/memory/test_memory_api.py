@@ -81,7 +81,7 @@ async def test_retrieval_over_http_ranks_marks_accessed_and_records_the_access(
     after = {m.memory_id: m for m in await service.recent(npc.tenant_id, npc.world_id, npc.npc_id)}
     assert all(after[r.memory_id].last_accessed_at == T0 + timedelta(hours=6) for r in found)
     async with pool.connection() as conn:
-        events = await EventStore().read_stream(conn, access_stream_id(npc))
+        events = await EventStore().read_stream(conn, npc.tenant_id, access_stream_id(npc))
     [accessed] = [e.envelope.payload for e in events if e.envelope.type == "MemoriesAccessed"]
     assert list(accessed.memory_ids) == [r.memory_id for r in found]  # type: ignore[attr-defined]
 
@@ -98,7 +98,7 @@ async def test_concurrent_retrievals_for_one_npc_all_answer_while_it_keeps_recor
     answers = await asyncio.gather(*(service.retrieve(_request(npc, q)) for q in queries))
     assert all(len(found) == 3 for found in answers)
     async with pool.connection() as conn:
-        events = await EventStore().read_stream(conn, access_stream_id(npc))
+        events = await EventStore().read_stream(conn, npc.tenant_id, access_stream_id(npc))
     assert len(events) == len(queries)
 
 

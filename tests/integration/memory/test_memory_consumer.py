@@ -59,7 +59,7 @@ async def test_observation_events_become_memories_once_and_repeats_are_suppresse
 
         async def recorded() -> list[str]:
             async with pool.connection() as conn:
-                events = await EventStore().read_stream(conn, memory_stream_id(npc))
+                events = await EventStore().read_stream(conn, npc.tenant_id, memory_stream_id(npc))
             return [e.envelope.payload.description for e in events]  # type: ignore[attr-defined]
 
         got = await eventually(recorded, lambda rows: len(rows) >= 3, timeout=60)

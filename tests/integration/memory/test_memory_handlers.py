@@ -49,7 +49,7 @@ async def test_an_observation_becomes_a_memory_with_importance_and_embedding_and
         event.payload.importance_model,
     ) == (9, "all-MiniLM-L6-v2-onnx-int8", 384, "fake-rater")
     async with pool.connection() as conn:
-        [persisted] = await EventStore().read_stream(conn, memory_stream_id(npc))
+        [persisted] = await EventStore().read_stream(conn, npc.tenant_id, memory_stream_id(npc))
     assert persisted.envelope.event_id == event.event_id and persisted.envelope.npc_id == npc.npc_id
 
 

@@ -41,8 +41,8 @@ async def test_replaying_memory_events_reproduces_memories_and_last_access_times
         ranked_before = await retrieve(UnitOfWork(conn, EventStore()), deps, npc, "baking", k=3, now=T0)
     async with pool.connection() as conn, conn.transaction():
         await repo.delete_stream(conn, stream)
-        stored = [*await EventStore().read_stream(conn, memory_stream_id(npc)),
-                  *await EventStore().read_stream(conn, access_stream_id(npc))]
+        stored = [*await EventStore().read_stream(conn, npc.tenant_id, memory_stream_id(npc)),
+                  *await EventStore().read_stream(conn, npc.tenant_id, access_stream_id(npc))]
         events = [e.envelope for e in sorted(stored, key=lambda e: e.seq)]
         assert await replay_memory_events(conn, deps, events) == 3
     async with pool.connection() as conn, conn.transaction(force_rollback=True):

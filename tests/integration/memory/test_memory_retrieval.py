@@ -68,7 +68,7 @@ async def test_retrieval_marks_the_returned_memories_accessed_through_an_event(
     await observe_all(pool, deps, npc)
     got = await ask(pool, deps, npc, "party at the cafe", k=2)
     async with pool.connection() as conn:
-        events = await EventStore().read_stream(conn, access_stream_id(npc))
+        events = await EventStore().read_stream(conn, npc.tenant_id, access_stream_id(npc))
         stream = await MemoryRepository().get_npc(conn, npc)
         assert stream is not None
         memories = {m.memory_id: m for m in await MemoryRepository().all_memories(conn, stream)}

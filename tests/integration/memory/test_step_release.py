@@ -17,6 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 from npcworld.contracts import Envelope, NpcCreated, ObservationMade, StepCompleted
 from npcworld.embeddings import PrefetchingEmbedder
 from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.eventstore.store import stored_stream_id
 from npcworld.outbox import OutboxRelay
 from services.memory.batching import MemoryConsumerLoop
 from services.memory.deps import MemoryDeps
@@ -126,7 +127,7 @@ async def _recorded(pool: AsyncConnectionPool, refs: list[NpcRef]) -> list[tuple
             "SELECT payload->>'description', xmin::text::bigint FROM events"
             " WHERE type = 'MemoryRecorded' AND stream_id = ANY(%s) AND payload->>'kind' = 'observation'"
             " ORDER BY seq",
-            ([memory_stream_id(r) for r in refs],),
+            ([stored_stream_id(r.tenant_id, memory_stream_id(r)) for r in refs],),
         )
         return [(r[0], int(r[1])) for r in await cur.fetchall()]
 

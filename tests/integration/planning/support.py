@@ -67,7 +67,7 @@ async def tick(stack: Stack, key: NpcKey, at: datetime, step: int = 1) -> Envelo
 async def planned(stack: Stack, key: NpcKey) -> list[Envelope]:
     """Everything planning emitted for the NPC so far."""
     async with stack.pool.connection() as conn:
-        return [e.envelope for e in await EventStore().read_stream(conn, planning_stream(key))]
+        return [e.envelope for e in await EventStore().read_stream(conn, key.tenant_id, planning_stream(key))]
 
 
 async def wait_for(stack: Stack, key: NpcKey, check: Any, timeout: float = 60) -> list[Envelope]:

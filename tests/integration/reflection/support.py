@@ -125,7 +125,8 @@ async def consume_all(
 
 async def run_stream(pool: AsyncConnectionPool, run_key: str) -> list[StoredEvent]:
     async with pool.connection() as conn:
-        return await EventStore().read_stream(conn, run_key)
+        tenant_id = run_key.split(":")[1]  # reflection:<tenant>:<world>:<npc>:<run>
+        return await EventStore().read_stream(conn, tenant_id, run_key)
 
 
 async def completed(pool: AsyncConnectionPool, run_key: str) -> ReflectionCompleted:

@@ -95,7 +95,7 @@ class Town:
     async def run(self, steps: int) -> int:
         """Let the stepped clock run ``steps`` more steps (it stops by itself there); returns that step."""
         async with self.pool.connection() as conn:
-            clock = await WorldRepository(conn).clock(self.world_id)
+            clock = await WorldRepository(conn).clock(self.tenant_id, self.world_id)
         assert clock is not None
         until = clock.world_time + timedelta(seconds=steps * STEP_SECONDS)
         await self._append(f"clock-ops-{self.world_id}",
@@ -109,7 +109,7 @@ class Town:
 
         async def quiet() -> bool:
             async with self.pool.connection() as conn:
-                held = await WorldRepository(conn).has_held_work(self.world_id)
+                held = await WorldRepository(conn).has_held_work(self.tenant_id, self.world_id)
             return await probe.wait_idle(1.0) and not held
 
         await eventually(quiet, bool, timeout=timeout)

@@ -110,7 +110,7 @@ class Pipeline:
 
     async def step(self) -> Envelope:
         """Advance the clock one step and wait until perception and world_state digested it."""
-        assert await self.ticker.tick(self.world_id, 0.0)
+        assert await self.ticker.tick((self.tenant_id, self.world_id), 0.0)
         ticks = await self.events("WorldTicked")
         await self.digested([ticks[-1]])
         return ticks[-1]
