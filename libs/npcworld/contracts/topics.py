@@ -27,11 +27,12 @@ WORLD = Topic(
     "World lifecycle, NPC creation, clock, object states and movement; keyed by world so world order holds.",
 )
 PERCEPTION = Topic(
-    "npcworld.perception.v1", "npc_id", 12, ("perception", "gateway"), ("memory", "planning", "dialogue"),
+    "npcworld.perception.v1", "npc_id", 12, ("perception", "gateway"),
+    ("perception", "memory", "planning", "dialogue"),
     "What each NPC perceived; keyed by NPC so per-NPC order holds.",
 )
 MEMORY = Topic(
-    "npcworld.memory.v1", "npc_id", 12, ("memory",), ("reflection",),
+    "npcworld.memory.v1", "npc_id", 12, ("memory",), ("memory", "reflection"),
     "Memories recorded and accessed in each NPC's memory stream.",
 )
 REFLECTION = Topic(
@@ -39,7 +40,7 @@ REFLECTION = Topic(
     "Reflection runs triggered, completed (with the insights) or failed.",
 )
 PLANNING = Topic(
-    "npcworld.planning.v1", "npc_id", 12, ("planning",), ("world_state", "memory", "dialogue"),
+    "npcworld.planning.v1", "npc_id", 12, ("planning",), ("world_state", "perception", "memory", "dialogue"),
     "Day plans, decomposition and decided actions.",
 )
 DIALOGUE = Topic(
