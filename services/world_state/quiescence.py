@@ -9,8 +9,8 @@ idle for them when, in one database snapshot:
   transaction as the handler's effects, so "processed" means its new events are stored too, and nothing
   owed means no chain can grow any further);
 - none of them waits in the outbox (everything stored reached Kafka);
-- no reflection run of those worlds is waiting for its Celery job (jobs work outside any consumer
-  transaction).
+- no service holds work of those worlds for a job (``held_work``: a reflection run waiting for its Celery
+  job works outside any consumer transaction).
 
 This is exact rather than a guess from quiet time: a consumer waiting in its retry backoff holds no
 transaction but still owes its events, so the clock waits for it instead of stepping on without cognition.
@@ -68,8 +68,7 @@ WITH bound AS (
 )
 SELECT (SELECT seq FROM bound),
        (SELECT count(*) FROM outbox o JOIN scoped s ON s.seq = o.seq),
-       (SELECT count(*) FROM reflection_npcs r
-         WHERE r.pending_run IS NOT NULL AND {_IN_SCOPE.format(alias="r")}),
+       (SELECT count(*) FROM held_work h WHERE h.until = 'job' AND {_IN_SCOPE.format(alias="h")}),
        (SELECT coalesce(array_agg(DISTINCT consumer ORDER BY consumer), '{{}}') FROM owed),
        (SELECT count(*) FROM owed)
 """
@@ -81,13 +80,13 @@ class PipelineState:
 
     max_seq: int
     outbox: int
-    pending_reflections: int
+    held_for_jobs: int
     behind: tuple[str, ...]
     owed: int
 
     @property
     def idle(self) -> bool:
-        return self.outbox == 0 and self.pending_reflections == 0 and self.owed == 0
+        return self.outbox == 0 and self.held_for_jobs == 0 and self.owed == 0
 
 
 class PipelineProbe:
@@ -161,5 +160,5 @@ class PipelineProbe:
             return "no snapshot yet"
         return (
             f"{s.owed} events owed by {', '.join(s.behind) or 'nobody'}, {s.outbox} unpublished, "
-            f"{s.pending_reflections} reflection runs pending"
+            f"{s.held_for_jobs} held for a job (reflection runs)"
         )

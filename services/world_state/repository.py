@@ -277,10 +277,11 @@ class WorldRepository:
         )
 
     async def has_held_work(self, tenant_id: str, world_id: str) -> bool:
-        """Does a service hold work of this world for the end of its step? (The memory service's holding
-        table, read like the pipeline probe reads processed events: the barrier spans services.)"""
+        """Does a service hold work of this world for the end of its step (``held_work``, the shared core's
+        record, which the memory service's held writes keep)?"""
         cur = await self.conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM memory_held WHERE tenant_id = %s AND world_id = %s)",
+            "SELECT EXISTS (SELECT 1 FROM held_work"
+            " WHERE tenant_id = %s AND world_id = %s AND until = 'step')",
             (tenant_id, world_id),
         )
         row = await cur.fetchone()

@@ -122,7 +122,7 @@ async def test_a_pending_reflection_run_keeps_the_pipeline_busy(pool: AsyncConne
             " VALUES ('t', 'w', 'ada', 1, now())"
         )
     state = await probe.snapshot()
-    assert not state.idle and state.pending_reflections == 1
+    assert not state.idle and state.held_for_jobs == 1
     async with pool.connection() as conn:
         await conn.execute("UPDATE reflection_npcs SET pending_run = NULL WHERE npc_id = 'ada'")
     assert (await probe.snapshot()).idle
