@@ -11,6 +11,7 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld.cause import handling
 from npcworld.contracts import (
     ClockChanged,
     Envelope,
@@ -151,14 +152,15 @@ async def prepare_replies(events: list[Envelope], deps: DialogueDeps, pool: Asyn
     gate = asyncio.Semaphore(deps.prepare_concurrency)
 
     async def one(event: Envelope) -> None:
+        said = event.payload
+        assert isinstance(said, PlayerSpoke)
         async with gate:
-            async with pool.connection() as conn:
-                scene = await _player_scene(conn, event, deps)
-            said = event.payload
-            assert isinstance(said, PlayerSpoke)
-            deps.prepared[event.event_id] = await reply_to_player(
-                deps, scene, said.text, interview=said.mode == "interview"
-            )
+            with handling(event.event_id, event.correlation_id):
+                async with pool.connection() as conn:
+                    scene = await _player_scene(conn, event, deps)
+                deps.prepared[event.event_id] = await reply_to_player(
+                    deps, scene, said.text, interview=said.mode == "interview"
+                )
 
     await asyncio.gather(*(one(e) for e in events))
 

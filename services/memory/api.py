@@ -20,6 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld.cause import CAUSE_HEADER, parse_header
 from npcworld.contracts import MemoryKind
 from npcworld.db import open_pool
 from npcworld.embeddings import EmbeddingSpaceMismatchError
@@ -93,7 +94,8 @@ def _routes(app: FastAPI) -> None:
             try:
                 async with request.app.state.pool.connection() as conn, conn.transaction():
                     found = await retrieve(UnitOfWork(conn, EventStore()), deps, npc, body.query,
-                                           k=body.k, now=body.now, weights=weights, vector=vector)
+                                           k=body.k, now=body.now, weights=weights, vector=vector,
+                                           cause=parse_header(request.headers.get(CAUSE_HEADER)))
                 return [_retrieved(r) for r in found]
             except TRANSIENT_ERRORS as exc:
                 # Two retrievals for one NPC at once race for the access stream's next version,

@@ -14,6 +14,7 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
+from npcworld.cause import Cause
 from npcworld.contracts import MemoriesAccessed
 from npcworld.embeddings import EmbeddingSpace, check_space
 from npcworld.errors import NotFoundError, ValidationError
@@ -72,11 +73,13 @@ async def retrieve(
     now: datetime,
     weights: RetrievalWeights | None = None,
     vector: npt.NDArray[np.float32] | None = None,
+    cause: Cause | None = None,
 ) -> list[RetrievedMemory]:
     """The NPC's top-``k`` memories for ``query`` at world time ``now``; marks them accessed.
 
     ``vector`` is the query's embedding when the caller computed it already (the API does, before it
-    takes a database connection, so connections are not held while the model runs).
+    takes a database connection, so connections are not held while the model runs). ``cause``: the event
+    the caller was handling (``npcworld.cause``), which the MemoriesAccessed event is then caused by.
 
     The access is appended as a MemoriesAccessed event in the caller's unit of work, so replaying the
     event store reproduces every last-access time.
@@ -111,6 +114,10 @@ async def retrieve(
         npc_id=npc.npc_id,
         world_time=now,
     )
+    if cause is not None:  # the event the caller was handling: this read is part of its chain
+        event = event.model_copy(
+            update={"causation_id": cause.event_id, "correlation_id": cause.correlation_id}
+        )
     await uow.append(access_stream_id(npc), [event])
     return [RetrievedMemory(memories[s.memory_id], s) for s in scored]
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal, TypedDict
 
+from npcworld.cause import handling
 from npcworld.contracts import (
     Envelope,
     EventPayload,
@@ -63,9 +64,10 @@ async def run_reflection(job: ReflectionJob, deps: RunDeps) -> Outcome:
             return "already_done"
         name = await deps.repository.name(conn, NpcKey(job.tenant_id, job.world_id, job.npc_id))
     try:
-        outcome: EventPayload = await compose_reflection(
-            job, name or job.npc_id, llm=deps.llm, reader=deps.reader, settings=deps.settings
-        )
+        with handling(job.trigger_event_id, job.correlation_id):  # the run's calls are for its trigger
+            outcome: EventPayload = await compose_reflection(
+                job, name or job.npc_id, llm=deps.llm, reader=deps.reader, settings=deps.settings
+            )
     except (PermanentError, ValidationError, NotFoundError) as exc:
         logger.warning("reflection %s failed: %s", job.run_key, exc)
         reason = f"{type(exc).__name__}: {exc}"[:2000]

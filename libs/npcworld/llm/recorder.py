@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from npcworld.cause import current_cause
 from npcworld.contracts import Envelope, LLMBudgetExhausted
 from npcworld.llm.budgets import Exhaustion
 from npcworld.llm.live import Attempts
@@ -61,6 +62,7 @@ def call_record(
         tokens_out=attempts.tokens_out,
         attempts=attempts.attempts,
         error=error,
+        cause_event_id=cause.event_id if (cause := current_cause()) else None,
     )
 
 

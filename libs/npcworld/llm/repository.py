@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -21,8 +22,8 @@ _TENANT_ROW = ""  # llm_budgets.world_id of a tenant's own row
 _INSERT_CALL = """
 INSERT INTO llm_calls (tenant_id, world_id, npc_id, prompt_kind, template_version, request_hash, model,
                        provider, parameters, request, response, response_text, tokens_in, tokens_out,
-                       latency_ms, attempts, outcome, error)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+                       latency_ms, attempts, outcome, error, cause_event_id)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 RETURNING id
 """
 _CHARGE = """
@@ -66,6 +67,8 @@ class CallRecord:
     latency_ms: float = 0.0
     attempts: int = 0
     error: str | None = None
+    # The event being handled when the call was made (npcworld.cause), None outside any handling.
+    cause_event_id: uuid.UUID | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ def _params(r: CallRecord) -> tuple[Any, ...]:
         r.attempts,
         r.outcome,
         r.error,
+        r.cause_event_id,
     )
 
 

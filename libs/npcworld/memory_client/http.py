@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 from pydantic import TypeAdapter
 
+from npcworld.cause import CAUSE_HEADER, current_cause
 from npcworld.contracts import MemoryKind
 from npcworld.errors import NotFoundError, PermanentError, TransientError, ValidationError
 from npcworld.memory_client.port import MemoryPage, MemoryView, RetrievalRequest, RetrievedView
@@ -64,8 +65,10 @@ class HttpMemoryReader:
         return MemoryPage.model_validate(await self._call("GET", "/internal/v1/memories", params=params))
 
     async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        cause = current_cause()
+        headers = {CAUSE_HEADER: cause.header()} if cause else None
         try:
-            response = await self._client.request(method, path, **kwargs)
+            response = await self._client.request(method, path, headers=headers, **kwargs)
         except httpx.HTTPError as exc:
             raise TransientError(f"memory service at {self.base_url} unreachable: {exc!r}") from exc
         if response.status_code < 300:

@@ -15,6 +15,7 @@ from opentelemetry.trace import SpanKind
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld.cause import handling
 from npcworld.contracts import EVENT_TYPES, Envelope, decode_envelope
 from npcworld.errors import PermanentError
 from npcworld.eventstore import EventStore, UnitOfWork
@@ -311,7 +312,8 @@ class ConsumerLoop(Generic[D]):
         handler = self.handlers.get(envelope.type)
         if handler is not None and envelope.forked_from is None:
             uow = UnitOfWork(conn, self.store, cause=envelope)
-            await handler(envelope, uow, self.deps)
+            with handling(envelope.event_id, envelope.correlation_id):
+                await handler(envelope, uow, self.deps)
             if self.projection is not None:
                 await self.projection.apply_appended(conn, uow.appended, reactions=self.handlers)
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld.cause import handling
 from npcworld.contracts import LLMBudgetExhausted
 from npcworld.eventstore import EventFilter, EventStore
 from npcworld.llm import LLMClient, LLMSettings, ReplayMissingError, build_llm
@@ -152,3 +154,15 @@ async def test_without_openai_settings_the_offline_provider_answers_and_is_recor
     assert (result.provider, result.outcome, result.value.scores) == ("offline", "ok", (1,))
     [row] = await call_rows(pool, scope["tenant_id"])
     assert (row["provider"], row["model"], row["tokens_in"]) == ("offline", "npcworld-offline-1", 0)
+
+
+async def test_a_call_made_while_handling_an_event_names_that_event(
+    pool: AsyncConnectionPool, scope: Scope
+) -> None:
+    llm = build_llm(LLMSettings(llm_provider="offline"), pool)
+    handled, chain = uuid.uuid4(), uuid.uuid4()
+    with handling(handled, chain):
+        await llm.complete("importance", {"npc_name": "K", "memories": ["a fire"]}, ImportanceOutput, **scope)
+    await llm.complete("importance", {"npc_name": "K", "memories": ["a walk"]}, ImportanceOutput, **scope)
+    rows = await call_rows(pool, scope["tenant_id"])
+    assert [r["cause_event_id"] for r in rows] == [handled, None]

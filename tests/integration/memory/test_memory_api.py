@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
@@ -10,6 +11,7 @@ import httpx
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld.cause import handling
 from npcworld.contracts import NpcCreated, ObservationMade
 from npcworld.embeddings import LocalMiniLMEmbedder
 from npcworld.errors import NotFoundError, ValidationError
@@ -84,6 +86,21 @@ async def test_retrieval_over_http_ranks_marks_accessed_and_records_the_access(
         events = await EventStore().read_stream(conn, npc.tenant_id, access_stream_id(npc))
     [accessed] = [e.envelope.payload for e in events if e.envelope.type == "MemoriesAccessed"]
     assert list(accessed.memory_ids) == [r.memory_id for r in found]  # type: ignore[attr-defined]
+
+
+async def test_a_retrieval_made_while_handling_an_event_is_part_of_that_events_chain(
+    pool: AsyncConnectionPool, service: HttpMemoryReader
+) -> None:
+    npc = await _populate(pool, service)
+    handled, chain = uuid.uuid4(), uuid.uuid4()
+    with handling(handled, chain):
+        await service.retrieve(_request(npc, "the party"))
+    await service.retrieve(_request(npc, "Klaus"))
+    async with pool.connection() as conn:
+        events = await EventStore().read_stream(conn, npc.tenant_id, access_stream_id(npc))
+    caused, own = (e.envelope for e in events)
+    assert (caused.causation_id, caused.correlation_id) == (handled, chain)
+    assert (own.causation_id, own.correlation_id) == (None, own.event_id)  # a chain of its own
 
 
 async def test_concurrent_retrievals_for_one_npc_all_answer_while_it_keeps_recording(
