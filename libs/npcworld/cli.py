@@ -168,6 +168,119 @@ def fork(tenant: str, world_id: str, at: str, new_world_id: str | None) -> None:
     click.echo(f"forked {world_id} at {when.isoformat()} into {target} ({copied} events copied)")
 
 
+def _database_url() -> str:
+    """DATABASE_URL, or the embedded stack's (the ops commands need only the database)."""
+    from npcworld.settings import CommonSettings, resolve_endpoints
+
+    settings = CommonSettings()
+    return settings.database_url or resolve_endpoints(settings).database_url
+
+
+@main.command()
+@click.argument("event_id")
+@click.option("--prompts", is_flag=True, help="Also print each model call's prompt messages.")
+def why(event_id: str, prompts: bool) -> None:
+    """Why an event happened: its causes back to what started the chain, and the model calls and
+    retrievals made for it (see docs/operations.md)."""
+    import uuid
+
+    import psycopg
+
+    from npcworld.why import explain, render
+
+    try:
+        wanted = uuid.UUID(event_id)
+    except ValueError:
+        raise click.BadParameter("an event id (a UUID, as in the event log)", param_hint="EVENT_ID") from None
+    with psycopg.connect(_database_url()) as conn:
+        found = explain(conn, wanted)
+    if found is None:
+        raise click.ClickException(f"no event {event_id} in this database")
+    click.echo(render(found, prompts=prompts))
+
+
+@main.group()
+def events() -> None:
+    """The event log from the terminal."""
+
+
+@events.command("tail")
+@click.option("--tenant", "tenant_id", help="Only this tenant's events.")
+@click.option("--world", "world_id", help="Only this world's events.")
+@click.option("--npc", "npc_id", help="Only this NPC's events.")
+@click.option("--type", "types", multiple=True, help="Only events of this type (repeatable).")
+@click.option("--last", type=click.IntRange(0, 100_000), default=20, show_default=True,
+              help="Start with this many of the newest matching events.")
+@click.option("--follow/--no-follow", default=True, show_default=True, help="Keep printing new events.")
+def events_tail(tenant_id: str | None, world_id: str | None, npc_id: str | None, types: tuple[str, ...],
+                last: int, follow: bool) -> None:
+    """Print events as they are stored, one line each (seq, world time, type, world/NPC, payload, id);
+    ``npcworld why <id>`` explains any of them. Ctrl-C stops."""
+    import time
+
+    import psycopg
+
+    from npcworld.why import events_after, line_of
+
+    filters: dict[str, Any] = {"tenant_id": tenant_id, "world_id": world_id, "npc_id": npc_id, "types": types}
+    with psycopg.connect(_database_url(), autocommit=True) as conn:
+        shown = events_after(conn, 0, newest=True, limit=last, **filters) if last else []
+        for e in shown:
+            click.echo(line_of(e))
+        after = shown[-1].seq if shown else int(conn.execute("SELECT coalesce(max(seq), 0) FROM events")
+                                                .fetchone()[0])  # type: ignore[index]
+        try:
+            while follow:
+                batch = events_after(conn, after, **filters)
+                for e in batch:
+                    click.echo(line_of(e))
+                if batch:
+                    after = batch[-1].seq
+                else:
+                    time.sleep(1.0)
+        except KeyboardInterrupt:
+            pass
+
+
+@main.group()
+def dlq() -> None:
+    """Events a consumer gave up on (dead letters), and sending them back to it."""
+
+
+@dlq.command("list")
+@click.option("--consumer", help="Only this consumer's (memory, planning, ...).")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=100, show_default=True)
+def dlq_list(consumer: str | None, limit: int) -> None:
+    """Dead letters, newest first: id, consumer, event, when, and why."""
+    import psycopg
+
+    from npcworld.dead_letters import dead_letters
+
+    with psycopg.connect(_database_url()) as conn:
+        found = dead_letters(conn, consumer, limit)
+    click.echo(f"{len(found)} dead letter(s)" + (f" of {consumer}" if consumer else ""))
+    for d in found:
+        event = f"{d.event_type} {d.event_id}" if d.event_id else f"(not an event: {d.topic})"
+        click.echo(f"{d.id}  {d.consumer}  {event}  {d.created_at:%Y-%m-%d %H:%M:%S}  {d.reason}")
+
+
+@dlq.command("redrive")
+@click.argument("ids", nargs=-1, type=int, required=True)
+def dlq_redrive(ids: tuple[int, ...]) -> None:
+    """Send dead letters back to the consumer that gave up on them (after the cause is fixed)."""
+    import psycopg
+
+    from npcworld.dead_letters import redrive
+
+    with psycopg.connect(_database_url()) as conn:
+        try:
+            sent = redrive(conn, list(ids))
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
+    for d in sent:
+        click.echo(f"redriven {d.id}: {d.event_type} {d.event_id} back to {d.consumer}")
+
+
 @main.group()
 def tenant() -> None:
     """Tenants and their API keys (how the first key of a deployment comes to exist)."""
