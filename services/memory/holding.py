@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld.cause import handling
 from npcworld.contracts import ClockChanged, Envelope, StepCompleted
 from npcworld.embeddings import PrefetchingEmbedder
 from npcworld.eventstore import EventStore, UnitOfWork
@@ -87,7 +88,8 @@ async def release_held(
     await prefetch_embeddings(held, deps)
     for original in held:
         caused = UnitOfWork(uow.conn, uow.store, cause=original)
-        await handlers[original.type](original, caused, deps)
+        with handling(original.event_id, original.correlation_id):
+            await handlers[original.type](original, caused, deps)
         uow.appended.extend(caused.appended)
     return len(held)
 
@@ -149,7 +151,8 @@ async def _apply(
             if not await _RELEASE.take(conn, held_id):
                 continue  # released meanwhile by another instance of the service
             uow = UnitOfWork(conn, store, cause=original)
-            await handlers[original.type](original, uow, deps)
+            with handling(original.event_id, original.correlation_id):
+                await handlers[original.type](original, uow, deps)
             appended += [e.event_id for e in uow.appended]
             applied += 1
             if time.monotonic() - started > BUDGET_SECONDS:
