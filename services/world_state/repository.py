@@ -246,14 +246,14 @@ class WorldRepository:
         return ClockState(**row) if row else None
 
     async def save_clock(self, clock: ClockState) -> None:
-        """The clock's settings; its last tick's wall time only ever moves forward (folds commute)."""
+        """A clock change's settings (pause, pace, step length, stop time). Its step and world time are the
+        ticks' alone (``apply_tick``): a change folded from a clock read before a tick committed must not
+        take the tick back. The last tick's wall time only ever moves forward (folds commute)."""
         await self.conn.execute(
-            "UPDATE ws_clocks SET world_time = %s, step = %s, step_seconds = %s, speed = %s, paused = %s,"
+            "UPDATE ws_clocks SET step_seconds = %s, speed = %s, paused = %s,"
             " last_tick_wall = greatest(last_tick_wall, %s), until = %s"
             " WHERE tenant_id = %s AND world_id = %s",
             (
-                clock.world_time,
-                clock.step,
                 clock.step_seconds,
                 clock.speed,
                 clock.paused,

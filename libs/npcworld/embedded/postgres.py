@@ -43,6 +43,12 @@ def start_postgres(pgdata: Path) -> str:
         # The wheel caches one handle per data dir and would hand back the stale one of a server that died
         # under this process (the supervisor restarts it), without starting anything.
         PostgresServer._instances.pop(pgdata.resolve(), None)
+        # A server that died leaves its lock files (postmaster.pid, and the socket's, in the data dir). Once
+        # its pid is gone PostgreSQL and the wheel clean them up themselves, but while the exited postmaster
+        # is a zombie nobody has reaped yet (its parent, a killed run, is gone), both take it for a running
+        # server and refuse to start.
+        for lock in [pgdata / "postmaster.pid", *pgdata.glob(".s.PGSQL.*.lock")]:
+            lock.unlink(missing_ok=True)
     try:
         server = get_server(pgdata, cleanup_mode=None)
     except Exception as exc:
