@@ -7,8 +7,11 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
 .PHONY: run test lint typecheck contracts
 
+# The gateway's port: `make run PORT=8080`.
+PORT ?= 8000
+
 run: $(STAMP)
-	$(VENV)/bin/npcworld run
+	$(VENV)/bin/npcworld run --port $(PORT)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest

@@ -363,7 +363,8 @@ def contracts(check: bool, out: Path) -> None:
 
 
 @main.command()
-@click.option("--port", default=8000, show_default=True, help="Gateway HTTP port.")
+@click.option("--port", envvar="NPCWORLD_PORT", default=8000, show_default=True,
+              help="Gateway HTTP port (NPCWORLD_PORT).")
 @click.option("--no-demo", is_flag=True, help="Start the empty backend without the demo world.")
 @click.option("--rotate-events", type=click.IntRange(min=0), default=DEFAULT_ROTATE_EVENTS, show_default=True,
               help="Replace the embedded broker with an empty one after this many events (0: never); "

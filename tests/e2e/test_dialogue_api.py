@@ -60,6 +60,14 @@ async def test_a_player_chats_and_gets_a_reply_grounded_in_the_npcs_memories(
 
     r = await client.post(f"{npcs}/isabella/chat", json={"player_id": "p1", "text": "Hi", "wait": False})
     assert r.status_code == 202 and r.json()["status"] == "pending"
+    # The chat's result is a resource: 202 while pending, then the reply.
+    result = f"{npcs}/isabella/chats/{r.json()['event_id']}"
+    answered = await eventually(lambda: client.get(result), lambda a: a.status_code == 200, timeout=30)
+    assert answered.json()["event_id"] == r.json()["event_id"] and answered.json()["reply"]
+    assert (await client.get(f"{npcs}/isabella/chats/{body['event_id']}")).json()["reply"] == body["reply"]
+    stranger = await client_factory()
+    assert (await stranger.get(result)).status_code == 404
+    assert (await client.get(f"{npcs}/sam/chats/{r.json()['event_id']}")).status_code == 404
 
     r = await client.post(
         f"{npcs}/isabella/interview",

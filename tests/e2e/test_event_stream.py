@@ -91,7 +91,11 @@ async def test_a_stream_filters_by_type_and_refuses_a_bad_last_event_id(client_f
     world_id = f"w-{uuid.uuid4().hex[:10]}"
     await client.post("/v1/worlds", json={"world_id": world_id, "name": "Vale", "start_time": T0})
     await client.post(f"/v1/worlds/{world_id}/npcs", json={"npc_id": "marta", "name": "Marta"})
+    await client.post(f"/v1/worlds/{world_id}/npcs", json={"npc_id": "tobias", "name": "Tobias"})
     frames = await _read(client, f"/v1/worlds/{world_id}/events/stream?type=NpcCreated", 1)
     assert frames[0][1] == "NpcCreated"
+    events = (await client.get(f"/v1/worlds/{world_id}/events", params={"npc_id": "tobias"})).json()["items"]
+    frames = await _read(client, f"/v1/worlds/{world_id}/events/stream?npc_id=tobias", 1)
+    assert frames[0][2] == events[0]["event"]["event_id"]  # marta's NpcCreated (stored first) is skipped
     r = await client.get(f"/v1/worlds/{world_id}/events/stream", headers={"Last-Event-ID": "yesterday"})
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "Last-Event-ID"

@@ -76,6 +76,9 @@ async def owner(owner_admin: httpx.AsyncClient) -> dict[str, str]:
     r = await client.post(f"/v1/worlds/{world_id}/npcs", json={"npc_id": "marta", "name": "Marta Hiddenname"})
     assert r.status_code == 201, r.text
     hook = (await client.post(f"/v1/worlds/{world_id}/webhooks", json={"url": "http://127.0.0.1:9/h"})).json()
+    chat = await client.post(f"/v1/worlds/{world_id}/npcs/marta/chat",
+                             json={"player_id": "p1", "text": "hello", "wait": False})
+    assert chat.status_code == 202, chat.text
     key_id = (await client.get("/v1/keys")).json()["items"][0]["key_id"]
     tenant_id = (await client.get("/v1/tenant")).json()["tenant_id"]
     return {
@@ -84,6 +87,7 @@ async def owner(owner_admin: httpx.AsyncClient) -> dict[str, str]:
         "webhook_id": hook["webhook_id"],
         "key_id": key_id,
         "delivery_id": "1",
+        "event_id": chat.json()["event_id"],
         "tenant_id": tenant_id,
         "name": "Hidden Vale",
         "npc_name": "Marta Hiddenname",

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import uuid
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -231,6 +232,11 @@ async def _ask(
         row = await _await_reply(request, cause, future, ask.timeout_s)
     finally:
         waiter.discard(cause)
+    return _answer(cause, row)
+
+
+def _answer(cause: str, row: dict[str, Any] | None) -> ReplyOut | JSONResponse:
+    """The reply to the chat ``cause`` (200), or that it is still pending (202)."""
     if row is None:
         return JSONResponse(ReplyPending(event_id=cause, status="pending").model_dump(), status_code=202)
     reply = NpcReplied.model_validate(row["payload"])
@@ -256,6 +262,24 @@ async def chat(
         raise HTTPException(403, "this player session speaks only as its own player_id")
     said = PlayerSpoke(player_id=body.player_id, text=body.text, mode="chat")
     return await _ask(request, key.tenant_id, world_id, npc_id, said, body)
+
+
+@router.get(f"{NPC_PATH}/chats/{{event_id}}", response_model=ReplyOut, responses=_PENDING_DOC)
+async def chat_result(
+    world_id: str, npc_id: str, event_id: uuid.UUID, key: Chatter, request: Request
+) -> ReplyOut | JSONResponse:
+    """The reply to a chat or interview (its ``event_id`` from the POST): 200 with the reply once the NPC has
+    answered, 202 while it is pending. A player session reads only its own player's chats."""
+    async with request.app.state.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT payload->>'player_id' FROM events WHERE event_id = %s AND type = 'PlayerSpoke'"
+            " AND tenant_id = %s AND world_id = %s AND npc_id = %s",
+            (event_id, key.tenant_id, world_id, npc_id),
+        )
+        said = await cur.fetchone()
+    if said is None or (key.player_id is not None and said[0] != key.player_id):
+        raise NotFoundError(f"no chat {str(event_id)!r} with NPC {npc_id!r} in world {world_id!r}")
+    return _answer(str(event_id), await _reply(request, str(event_id)))
 
 
 @router.post(f"{NPC_PATH}/interview", response_model=ReplyOut, responses=_PENDING_DOC)

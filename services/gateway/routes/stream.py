@@ -56,12 +56,13 @@ async def stream_events(
         int | None, Query(ge=0, le=2**62, description="start after this seq (no Last-Event-ID)")
     ] = None,
     type: Annotated[list[str] | None, Query(description="only these event types")] = None,
+    npc_id: Annotated[str | None, Query(max_length=100, description="only this NPC's events")] = None,
 ) -> StreamingResponse:
     """The world's events from the start (or after ``Last-Event-ID``/``after``), then live."""
     position = _resume_point(last_event_id, after)
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
-    where = EventFilter(tenant_id=key.tenant_id, world_id=world_id, types=tuple(type or ()))
+    where = EventFilter(tenant_id=key.tenant_id, world_id=world_id, npc_id=npc_id, types=tuple(type or ()))
     return StreamingResponse(
         _events(request, where, position),
         media_type="text/event-stream",
