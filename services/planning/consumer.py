@@ -6,7 +6,7 @@ from npcworld.llm import build_llm
 from npcworld.memory_client.http import HttpMemoryReader
 from npcworld.service import ServiceContext, run_service
 from services.planning.deps import PlanningDeps
-from services.planning.handlers import CONSUMER, EVENTS_PER_TRANSACTION, HANDLERS
+from services.planning.handlers import CONSUMER, EVENTS_PER_TRANSACTION, HANDLERS, PREPARE
 from services.planning.settings import Settings
 
 
@@ -18,7 +18,7 @@ async def build_deps(ctx: ServiceContext) -> PlanningDeps:
 
 
 def main() -> None:
-    run_service(CONSUMER, Settings(), HANDLERS, deps_factory=build_deps,
+    run_service(CONSUMER, Settings(), HANDLERS, deps_factory=build_deps, prepare=PREPARE,
                 events_per_transaction=EVENTS_PER_TRANSACTION)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from npcworld.llm import LLM
 from npcworld.memory_client import MemoryReader
@@ -19,3 +21,6 @@ class PlanningDeps:
     memory: MemoryReader
     repository: PlanningRepository = field(default_factory=PlanningRepository)
     max_npcs_per_tick: int = 50
+    # Reactions worked out before a poll's transaction (handlers.prepare_reactions), by event id.
+    prepared: dict[uuid.UUID, Any] = field(default_factory=dict)
+    prepare_concurrency: int = 8

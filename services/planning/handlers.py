@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+from psycopg_pool import AsyncConnectionPool
+
+from npcworld.cause import handling
 from npcworld.contracts import (
     ConversationEnded,
     Envelope,
@@ -20,12 +23,13 @@ from npcworld.contracts import (
     PlacesDiscovered,
 )
 from npcworld.eventstore import UnitOfWork
+from npcworld.messaging import Prepare
 from services.planning.deps import PlanningDeps
 from services.planning.domain import NpcKey, Perceived, Persona, PlannerState
 from services.planning.planner import decide_next
 from services.planning.reacting import adopt_directive, keep_promises, react
 
-__all__ = ["CONSUMER", "HANDLERS", "planning_stream"]
+__all__ = ["CONSUMER", "HANDLERS", "PREPARE", "planning_stream"]
 
 CONSUMER = "planning"
 # The handlers wait on the model, and a transaction that has written holds back the outbox relay until it
@@ -98,17 +102,70 @@ async def on_world_ticked(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) 
         await _store(uow, deps, state, out)
 
 
-async def on_observation_made(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -> None:
-    """Continue or react to what the NPC perceived; a reaction re-plans from now."""
+@dataclass(frozen=True)
+class _Prepared:
+    """A reaction worked out before the transaction, from ``before`` and ``people``."""
+
+    before: PlannerState
+    people: list[tuple[str, str]]
+    after: PlannerState
+    out: list[EventPayload]
+
+
+async def _react_to(
+    event: Envelope, deps: PlanningDeps, state: PlannerState, people: list[tuple[str, str]]
+) -> tuple[PlannerState, list[EventPayload]]:
     p = event.payload
     assert isinstance(p, ObservationMade)
+    seen = Perceived(p.description, p.subject, p.source, p.location)
+    return await react(deps.llm, deps.memory, state, seen, people=people, now=event.world_time,
+                       cause=str(event.event_id))
+
+
+async def on_observation_made(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -> None:
+    """Continue or react to what the NPC perceived; a reaction re-plans from now. The reaction prepared
+    before the transaction (``prepare_reactions``) is taken when the state it started from is the state
+    now; otherwise it is worked out again here."""
     if (state := await _reacting(event, uow, deps)) is None:
         return
     people = await deps.repository.roster(uow.conn, event.tenant_id, event.world_id)
-    seen = Perceived(p.description, p.subject, p.source, p.location)
-    state, out = await react(deps.llm, deps.memory, state, seen, people=people, now=event.world_time,
-                             cause=str(event.event_id))
+    prepared = deps.prepared.pop(event.event_id, None)
+    if isinstance(prepared, _Prepared) and prepared.before == state and prepared.people == people:
+        state, out = prepared.after, prepared.out
+    else:
+        state, out = await _react_to(event, deps, state, people)
     await _store(uow, deps, state, out)
+
+
+async def prepare_reactions(events: list[Envelope], deps: PlanningDeps, pool: AsyncConnectionPool) -> None:
+    """Work out a poll's reactions before its transaction opens: the NPCs' retrievals and model calls run
+    concurrently, one NPC's perceptions in order (each from the state the one before left), and nothing
+    is written. The handlers take a result only if the NPC's state is still the one it started from."""
+    deps.prepared.clear()  # the previous poll is committed: anything left there was not needed
+    by_npc: dict[NpcKey, list[Envelope]] = {}
+    for event in events:
+        if (key := _key(event)) is not None and event.forked_from is None:
+            by_npc.setdefault(key, []).append(event)
+    gate = asyncio.Semaphore(deps.prepare_concurrency)
+
+    async def one(key: NpcKey, observed: list[Envelope]) -> None:
+        async with gate:
+            async with pool.connection() as conn:
+                state = await deps.repository.peek(conn, key)
+                people = await deps.repository.roster(conn, key.tenant_id, key.world_id)
+            for event in observed:
+                if state is None or not state.ready:
+                    return
+                with handling(event.event_id, event.correlation_id):
+                    after, out = await _react_to(event, deps, state, people)
+                deps.prepared[event.event_id] = _Prepared(state, people, after, out)
+                state = after
+
+    await asyncio.gather(*(one(key, observed) for key, observed in by_npc.items()))
+
+
+# The consumer loop's prepare hook (npcworld.messaging.Prepare).
+PREPARE = Prepare(frozenset({"ObservationMade"}), prepare_reactions)
 
 
 async def on_conversation_ended(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -> None:

@@ -33,6 +33,15 @@ class PlanningRepository:
         row = await cur.fetchone()
         return load_state(key, row[0]) if row else None
 
+    async def peek(self, conn: AsyncConnection[Any], key: NpcKey) -> PlannerState | None:
+        """The NPC's state as committed, without a lock (to prepare work that ``get`` then checks)."""
+        cur = await conn.execute(
+            "SELECT state FROM planning_npcs WHERE tenant_id = %s AND world_id = %s AND npc_id = %s",
+            (key.tenant_id, key.world_id, key.npc_id),
+        )
+        row = await cur.fetchone()
+        return load_state(key, row[0]) if row else None
+
     async def save(self, conn: AsyncConnection[Any], state: PlannerState) -> None:
         """Insert or replace the NPC's state; ``due_at`` follows the current action's end."""
         key = state.key

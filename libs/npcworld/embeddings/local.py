@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npcworld.embeddings._normalise import l2_normalise
+from npcworld.embeddings.coalesce import Coalescer
 from npcworld.errors import InfraError
 
 __all__ = ["LOCAL_MODEL_ID", "LocalMiniLMEmbedder"]
@@ -35,7 +35,8 @@ class LocalMiniLMEmbedder:
     """Mean-pooled, L2-normalised MiniLM sentence vectors; loads on first use, inference off the event loop.
 
     Padding does not change a text's vector (the attention mask excludes pad tokens), so batching
-    is deterministic: the same text always gets the same vector, which replay relies on.
+    is deterministic: the same text always gets the same vector, which replay relies on. Concurrent calls
+    share model runs (``Coalescer``).
     """
 
     def __init__(
@@ -47,6 +48,7 @@ class LocalMiniLMEmbedder:
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
+        self._coalescer = Coalescer(self._embed_sync)
 
     @property
     def model(self) -> str:
@@ -59,7 +61,7 @@ class LocalMiniLMEmbedder:
     async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        return await asyncio.to_thread(self._embed_sync, list(texts))
+        return await self._coalescer.embed(list(texts))
 
     def _embed_sync(self, texts: list[str]) -> npt.NDArray[np.float32]:
         self._load()

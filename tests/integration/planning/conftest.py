@@ -16,7 +16,7 @@ from npcworld.memory_client.http import HttpMemoryReader
 from npcworld.messaging import ConsumerLoop, RetryPolicy
 from npcworld.outbox import OutboxRelay
 from services.planning.deps import PlanningDeps
-from services.planning.handlers import EVENTS_PER_TRANSACTION, HANDLERS
+from services.planning.handlers import EVENTS_PER_TRANSACTION, HANDLERS, PREPARE
 from services.planning.settings import Settings
 from tests.infra import BrokerForTests
 from tests.integration.memory.support import running_memory_service
@@ -41,6 +41,7 @@ async def stack(
         deps = PlanningDeps(llm=build_llm(settings, pool), memory=memory)
         loop = ConsumerLoop(f"planning-{uuid.uuid4().hex[:8]}", HANDLERS, deps, pool=pool,
                             bootstrap=broker.bootstrap, events_per_transaction=EVENTS_PER_TRANSACTION,
+                            prepare=PREPARE,
                             policy=RetryPolicy(handler_attempts=2, base_delay=0.01, max_delay=0.1))
         relay = OutboxRelay(pool, broker.bootstrap)
         tasks = [asyncio.create_task(relay.run(stop)), asyncio.create_task(loop.run(stop))]

@@ -90,6 +90,12 @@ async def test_a_perception_triggers_a_reaction_and_a_re_plan(stack: Stack) -> N
     assert revised.from_time == NINE + timedelta(minutes=4)
     state = await state_of(stack, key)
     assert state is not None and state.current is not None and state.current.reaction_to == str(fire.event_id)
+    # Worked out before the transaction (prepare_reactions) and taken as is: one model call, for its cause.
+    async with stack.pool.connection() as conn:
+        calls = await (await conn.execute(
+            "SELECT count(*) FROM llm_calls WHERE prompt_kind = 'plan_reaction' AND cause_event_id = %s",
+            (fire.event_id,))).fetchone()
+    assert calls == (1,)
 
 
 async def test_an_inner_voice_directive_shows_up_in_the_next_plan(stack: Stack) -> None:
