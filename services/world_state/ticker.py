@@ -21,6 +21,7 @@ from npcworld.contracts import Envelope, EventPayload, NpcsMoved, StepCompleted
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
 from npcworld.projection import Projection
+from npcworld.telemetry import instruments
 from services.world_state.domain import is_due, next_tick, step_npcs
 from services.world_state.handlers import HANDLERS, PROJECTION
 from services.world_state.quiescence import PipelineProbe, WorldKey
@@ -78,6 +79,9 @@ class Ticker:
         async with self.pool.connection() as conn:
             repo = WorldRepository(conn)
             worlds = [(w, await repo.clock(*w)) for w in await repo.running_clocks()]
+        instruments().clocks_running = sum(
+            1 for _, c in worlds if c is not None and (c.until is None or c.world_time < c.until)
+        )
         stepped = [w for w, c in worlds if c is not None and c.speed is None]
         if stepped:
             await self._wait_for_pipeline(stepped)
@@ -151,4 +155,5 @@ class Ticker:
             await uow.append(clock_stream(world_id), events)
             # The step's state is the fold of its events (npcworld.projection), like every reaction's.
             await self.projection.apply_appended(conn, events, reactions=self.reactions)
+        instruments().world_steps.add(1, {"mode": "stepped" if clock.speed is None else "realtime"})
         return True

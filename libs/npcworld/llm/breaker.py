@@ -35,6 +35,7 @@ class CircuitBreaker:
         self._failures = 0
         self._opened_at: float | None = None
         self._trial_started: float | None = None
+        instruments().breakers.add(self)  # read by the npcworld.llm.breaker.open gauge
 
     @property
     def state(self) -> State:

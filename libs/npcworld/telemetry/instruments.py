@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from functools import cache
+from typing import Protocol
 
 from opentelemetry import metrics, trace
 
 __all__ = ["Instruments", "instruments", "tracer"]
 
+# Histogram buckets in seconds (the SDK's default boundaries, 0 to 10,000, suit milliseconds: every
+# handler would land in the first bucket and a p95 would say nothing).
+HANDLER_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+LLM_BUCKETS_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, 120.0)
+
+
+class _Breaker(Protocol):
+    """What the breaker gauge reads of a circuit breaker (``npcworld.llm.breaker.CircuitBreaker``)."""
+
+    name: str
+
+    @property
+    def state(self) -> str: ...
+
 
 class Instruments:
-    """Counters and histograms for event handling, relaying and LLM calls."""
+    """Counters, gauges and histograms for event handling, relaying, world clocks and LLM calls."""
 
     def __init__(self, meter: metrics.Meter) -> None:
         self.events_handled = meter.create_counter(
@@ -29,7 +45,10 @@ class Instruments:
             "npcworld.events.retries", unit="{attempt}", description="handler retries after a failure"
         )
         self.handler_duration = meter.create_histogram(
-            "npcworld.handler.duration", unit="s", description="time to handle one event, DB commit included"
+            "npcworld.handler.duration",
+            unit="s",
+            description="time to handle one event, DB commit included",
+            explicit_bucket_boundaries_advisory=HANDLER_BUCKETS_S,
         )
         self.lag: dict[tuple[str, str, int], int] = {}
         meter.create_observable_gauge(
@@ -65,7 +84,10 @@ class Instruments:
             "npcworld.llm.tokens.out", unit="{token}", description="completion tokens received"
         )
         self.llm_latency = meter.create_histogram(
-            "npcworld.llm.latency", unit="s", description="time to answer one LLM call, retries included"
+            "npcworld.llm.latency",
+            unit="s",
+            description="time to answer one LLM call, retries included",
+            explicit_bucket_boundaries_advisory=LLM_BUCKETS_S,
         )
         self.llm_errors = meter.create_counter(
             "npcworld.llm.errors", unit="{attempt}", description="failed LLM attempts by prompt and reason"
@@ -76,9 +98,41 @@ class Instruments:
         self.llm_breaker_opened = meter.create_counter(
             "npcworld.llm.breaker.opened", unit="{event}", description="times a provider circuit opened"
         )
+        # Every live breaker of the process registers itself; the gauge reads their state at collection.
+        self.breakers: weakref.WeakSet[_Breaker] = weakref.WeakSet()
+        meter.create_observable_gauge(
+            "npcworld.llm.breaker.open",
+            callbacks=[self._observe_breakers],
+            unit="{breaker}",
+            description="provider circuit breakers not closed (open, or half-open until a trial succeeds)",
+        )
+        # World clocks: no per-world attribute (cardinality); mode is stepped or realtime.
+        self.world_steps = meter.create_counter(
+            "npcworld.world.steps", unit="{step}", description="world clock steps committed, by clock mode"
+        )
+        # Clocks that are running and not past their end, as the ticker last saw them; set by the ticker
+        # (None, and not reported, in processes that run no ticker).
+        self.clocks_running: int | None = None
+        meter.create_observable_gauge(
+            "npcworld.world.clocks_running",
+            callbacks=[self._observe_clocks],
+            unit="{world}",
+            description="world clocks running and not past their end, as the ticker last counted them",
+        )
 
     def _observe_outbox_age(self, _options: metrics.CallbackOptions) -> Iterable[metrics.Observation]:
         yield metrics.Observation(self.outbox_oldest_age)
+
+    def _observe_breakers(self, _options: metrics.CallbackOptions) -> Iterable[metrics.Observation]:
+        not_closed: dict[str, int] = {}
+        for breaker in list(self.breakers):
+            not_closed[breaker.name] = not_closed.get(breaker.name, 0) + (breaker.state != "closed")
+        for provider, count in not_closed.items():
+            yield metrics.Observation(count, {"provider": provider})
+
+    def _observe_clocks(self, _options: metrics.CallbackOptions) -> Iterable[metrics.Observation]:
+        if self.clocks_running is not None:
+            yield metrics.Observation(self.clocks_running)
 
     def _observe_lag(self, _options: metrics.CallbackOptions) -> Iterable[metrics.Observation]:
         for (consumer, topic, partition), lag in list(self.lag.items()):
