@@ -17,10 +17,10 @@ test: $(STAMP)
 	$(VENV)/bin/python -m pytest
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check libs services tests bench
+	$(VENV)/bin/ruff check libs services launcher tests bench
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy libs services
+	$(VENV)/bin/mypy libs services launcher
 
 contracts: $(STAMP)
 	$(VENV)/bin/npcworld contracts

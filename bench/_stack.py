@@ -14,9 +14,9 @@ from types import TracebackType
 
 import psycopg
 
+from launcher.embedded.broker import start_broker, stop_broker
+from launcher.embedded.postgres import postgres_pid, start_postgres, stop_postgres
 from npcworld.db import apply_migrations
-from npcworld.embedded.broker import start_broker, stop_broker
-from npcworld.embedded.postgres import postgres_pid, start_postgres, stop_postgres
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 
 from bench._stack import children, cpu_seconds
-from npcworld.embedded.postgres import postgres_pid
+from launcher.embedded.postgres import postgres_pid
 from npcworld.messaging.heartbeat import LIVE_SECONDS, owed_sql
 
 _BACKLOG = f"WITH {owed_sql()} SELECT consumer, count(*) FROM owed GROUP BY consumer"

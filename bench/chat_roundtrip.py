@@ -191,7 +191,7 @@ def main() -> None:
             "LOG_LEVEL": "WARNING",
         }
         try:
-            procs.append(_spawn(["-m", "npcworld.cli", "relay"], env, logs / "relay.log"))
+            procs.append(_spawn(["-m", "launcher.cli", "relay"], env, logs / "relay.log"))
             mem = _spawn(["-m", "services.memory.consumer"], env, logs / "memory.log")
             procs += [mem, _spawn(["-m", "services.dialogue.consumer"], env, logs / "dialogue.log")]
             gateway = _spawn(

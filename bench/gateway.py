@@ -26,8 +26,8 @@ import httpx
 import psycopg
 
 from bench._stack import cpu_seconds
+from launcher.embedded.postgres import start_postgres, stop_postgres
 from npcworld.db import apply_migrations
-from npcworld.embedded.postgres import start_postgres, stop_postgres
 from services.gateway.repository import KeyRepository
 
 T0 = "2023-02-13T07:00:00+00:00"

@@ -96,7 +96,7 @@ def main() -> None:
     load_before = os.getloadavg()
     began = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "npcworld.cli", "simulate", "--days", str(args.days), "--out", str(out)],
+        [sys.executable, "-m", "launcher.cli", "simulate", "--days", str(args.days), "--out", str(out)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:

@@ -29,9 +29,9 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
 
+from launcher.embedded.postgres import start_postgres, stop_postgres
 from npcworld.contracts import Envelope, ObservationMade
 from npcworld.db import apply_migrations
-from npcworld.embedded.postgres import start_postgres, stop_postgres
 from npcworld.embeddings import LOCAL_MODEL_ID, LocalMiniLMEmbedder, PrefetchingEmbedder
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.ids import uuid7
@@ -45,7 +45,7 @@ from services.memory.retrieval import rank
 from services.memory.settings import MemorySettings
 
 _START = (
-    "import sys, pathlib; from npcworld.embedded.postgres import start_postgres as s; "
+    "import sys, pathlib; from launcher.embedded.postgres import start_postgres as s; "
     "print(s(pathlib.Path(sys.argv[1])))"
 )
 T0 = datetime(2023, 2, 1, tzinfo=UTC)

@@ -20,9 +20,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from launcher.embedded.postgres import start_postgres, stop_postgres
 from npcworld.contracts import ActionDecided, Envelope, EventPayload, NpcCreated, ObservationMade, WorldTicked
 from npcworld.db import apply_migrations, open_pool
-from npcworld.embedded.postgres import start_postgres, stop_postgres
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.llm import build_llm
 from npcworld.memory_client.testing import FakeMemoryReader

@@ -12,7 +12,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from npcworld.simulation.runner import SimulationConfig, run_simulation
+from launcher.simulation.runner import SimulationConfig, run_simulation
 
 
 def main() -> None:

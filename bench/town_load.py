@@ -54,7 +54,7 @@ class Town:
         env = {**os.environ, "NPCWORLD_KAFKA_PORT": str(self.kafka_port), "LOG_LEVEL": "WARNING"}
         out = (self.home / "run.log").open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "npcworld.cli", "--home", str(self.home), "run", "--port", str(self.port)],
+            [sys.executable, "-m", "launcher.cli", "--home", str(self.home), "run", "--port", str(self.port)],
             env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
         print(f"npcworld run in {self.home}, gateway on 127.0.0.1:{self.port}", file=sys.stderr)

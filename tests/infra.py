@@ -10,9 +10,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
+from launcher.embedded.broker import start_broker, stop_broker
+from launcher.embedded.postgres import start_postgres, stop_postgres
 from npcworld.db import apply_migrations
-from npcworld.embedded.broker import start_broker, stop_broker
-from npcworld.embedded.postgres import start_postgres, stop_postgres
 
 
 def free_port() -> int:

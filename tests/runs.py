@@ -32,7 +32,7 @@ class Run:
         env.pop("DATABASE_URL", None)
         env.pop("KAFKA_BOOTSTRAP_SERVERS", None)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "npcworld.cli", "run", "--port", str(self.port), *args],
+            [sys.executable, "-m", "launcher.cli", "run", "--port", str(self.port), *args],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
         )
         self.lines: queue.Queue[str] = queue.Queue()

@@ -120,7 +120,7 @@ class ChaosTown:
         """Run ``npcworld ARGS`` against the live stack and SIGKILL it ``after`` seconds (None if it had
         finished by then: the fault did not happen)."""
         env = {**os.environ, "DATABASE_URL": self.database_url, "NPCWORLD_HOME": str(self.home)}
-        proc = subprocess.Popen([sys.executable, "-m", "npcworld.cli", *args], env=env, text=True,
+        proc = subprocess.Popen([sys.executable, "-m", "launcher.cli", *args], env=env, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         try:
             out, _ = proc.communicate(timeout=after)

@@ -158,7 +158,7 @@ def test_uvicorn_command_names_an_app_factory_defined_in_its_module(container: s
 
 @pytest.mark.parametrize("container", _by_program("npcworld"))
 def test_npcworld_command_names_a_registered_cli_subcommand(container: str) -> None:
-    main = importlib.import_module("npcworld.cli").main
+    main = importlib.import_module("launcher.cli").main
     subcommand = _command(container)[1]
     assert subcommand in main.commands, f"{container}: `npcworld {subcommand}` is not registered"
 
@@ -166,16 +166,16 @@ def test_npcworld_command_names_a_registered_cli_subcommand(container: str) -> N
 def test_npcworld_executable_runs_the_cli_group() -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     module_name, _, attr = pyproject["project"]["scripts"]["npcworld"].partition(":")
-    assert module_name == "npcworld.cli"
+    assert module_name == "launcher.cli"
     if attr == "main":
         return
     spec = importlib.util.find_spec(module_name)
     assert spec is not None and spec.origin is not None
     functions = {node.name: node for node in ast.parse(Path(spec.origin).read_text()).body
                  if isinstance(node, ast.FunctionDef)}
-    assert attr in functions, f"npcworld.cli defines no {attr}"
+    assert attr in functions, f"launcher.cli defines no {attr}"
     calls = {ast.unparse(node.func) for node in ast.walk(functions[attr]) if isinstance(node, ast.Call)}
-    assert "main" in calls, f"npcworld.cli:{attr} never calls the `main` group"
+    assert "main" in calls, f"launcher.cli:{attr} never calls the `main` group"
 
 
 def test_celery_commands_name_existing_app_modules() -> None:

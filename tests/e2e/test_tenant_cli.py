@@ -8,7 +8,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from npcworld.cli import main
+from launcher.cli import main
 from tests.infra import BrokerForTests
 
 

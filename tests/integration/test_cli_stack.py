@@ -19,7 +19,7 @@ def npcworld(home: Path, *args: str, port: int) -> subprocess.CompletedProcess[s
     env = {**os.environ, "NPCWORLD_HOME": str(home), "NPCWORLD_KAFKA_PORT": str(port)}
     env.pop("DATABASE_URL", None)
     env.pop("KAFKA_BOOTSTRAP_SERVERS", None)
-    return subprocess.run([sys.executable, "-m", "npcworld.cli", *args], env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "launcher.cli", *args], env=env, capture_output=True,
                           text=True, timeout=120)
 
 

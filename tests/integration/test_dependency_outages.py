@@ -19,8 +19,8 @@ import pytest
 import uvicorn
 from psycopg_pool import AsyncConnectionPool
 
+from launcher.embedded.postgres import start_postgres, stop_postgres
 from npcworld.db import open_pool
-from npcworld.embedded.postgres import start_postgres, stop_postgres
 from npcworld.outbox import OutboxRelay
 from services.gateway.api import create_app
 from services.gateway.settings import Settings

@@ -16,8 +16,8 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from psycopg_pool import AsyncConnectionPool
 
+from launcher.embedded.rotation import rotate_broker
 from npcworld.contracts.topics import DEAD_LETTER, PERCEPTION
-from npcworld.embedded.rotation import rotate_broker
 from npcworld.errors import ConcurrencyError
 from npcworld.eventstore import EventStore
 from npcworld.outbox import OutboxRelay

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from npcworld.cli import main
+from launcher.cli import main
 from npcworld.contracts import ActionDecided, Envelope, MemoriesAccessed, ObservationMade, WorldTicked
 from npcworld.eventstore import EventStore, UnitOfWork
 

@@ -43,7 +43,7 @@ def test_a_killed_supervisor_leaves_nothing_behind_and_the_next_run_starts(tmp_p
     first = Run(home, "--no-demo")
     first.wait_for(r"processes up: \d+/\d+")
     second = subprocess.run(
-        [sys.executable, "-m", "npcworld.cli", "--home", str(home), "run", "--no-demo"],
+        [sys.executable, "-m", "launcher.cli", "--home", str(home), "run", "--no-demo"],
         capture_output=True, text=True, timeout=60,
     )
     assert second.returncode != 0 and f"(pid {first.proc.pid}) is already running" in second.stderr

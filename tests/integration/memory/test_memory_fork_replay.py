@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from psycopg_pool import AsyncConnectionPool
 
-from npcworld.cli import main
+from launcher.cli import main
 from npcworld.contracts import NpcCreated, ObservationMade, WorldCreated
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.fork import fork_world, world_stream

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from launcher.supervisor import ProcessGroup, process_commands
 from npcworld.db import open_pool
 from npcworld.projection import differences, rebuild
-from npcworld.supervisor import ProcessGroup, process_commands
 from tests.infra import BrokerForTests
 from tests.integration.replay.town import Town, projections, service_env, wait_for_step
 
@@ -70,7 +70,7 @@ async def test_replay_while_the_town_steps_leaves_nothing_owed_and_runs_no_react
     before = await town.claims()
     for service in projections():
         replayed = await asyncio.to_thread(
-            subprocess.run, [sys.executable, "-m", "npcworld.cli", "replay", "--service", service],
+            subprocess.run, [sys.executable, "-m", "launcher.cli", "replay", "--service", service],
             env=town.env, capture_output=True, text=True, timeout=120,
         )
         assert replayed.returncode == 0, replayed.stderr[-2000:]

@@ -12,13 +12,13 @@ from typing import Any
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
-from npcworld.cli import SERVICES
+from launcher.cli import SERVICES
+from launcher.supervisor import SERVICE_MODULES, ProcessGroup
 from npcworld.contracts import ClockChanged, EventPayload, WorldCreated
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.fork import world_stream
 from npcworld.messaging.heartbeat import owed_sql
 from npcworld.projection import Projection
-from npcworld.supervisor import SERVICE_MODULES, ProcessGroup
 from npcworld.templates import load_template
 from services.world_state.quiescence import PipelineProbe
 from services.world_state.repository import WorldRepository

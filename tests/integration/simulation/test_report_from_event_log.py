@@ -8,6 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
+from launcher.simulation import build_report
+from launcher.simulation.eventlog import read_facts
 from npcworld.contracts import (
     ConversationEnded,
     EventPayload,
@@ -19,8 +21,6 @@ from npcworld.contracts import (
     WorldTicked,
 )
 from npcworld.eventstore import EventStore, UnitOfWork
-from npcworld.simulation import build_report
-from npcworld.simulation.eventlog import read_facts
 
 pytestmark = pytest.mark.integration
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from npcworld.simulation import (
+from launcher.simulation import (
     Conversation,
     LlmCall,
     Sighting,

@@ -2,7 +2,7 @@
 
 The demo town runs live; its progress (world clock, a few NPC activities, events/s) shows every two seconds.
 The embedded broker is replaced by an empty one every ``rotate_events`` events (see
-``npcworld.embedded.rotation``), so a backend left running for days does not slow down or grow.
+``launcher.embedded.rotation``), so a backend left running for days does not slow down or grow.
 """
 
 from __future__ import annotations
@@ -20,17 +20,18 @@ from pathlib import Path
 import click
 from psycopg_pool import AsyncConnectionPool
 
+import services
+from launcher.demo import demo_tenant
+from launcher.embedded import EmbeddedStack
+from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
+from launcher.embedded.procs import STACK_MARKER
+from launcher.embedded.rotation import RotationResult, rotate_broker, rotation_due
+from launcher.process_group import ProcessGroup
+from launcher.run_guard import Guardian, RunLock, stop_leftovers
+from launcher.run_progress import Progress, progress_line, stored_events, world_progress
+from launcher.stack_health import StackHealth, bring_up, write_run_state
 from npcworld.db import open_pool
-from npcworld.demo import demo_tenant
-from npcworld.embedded import EmbeddedStack
-from npcworld.embedded.broker import DEFAULT_ROTATE_EVENTS
-from npcworld.embedded.procs import STACK_MARKER
-from npcworld.embedded.rotation import RotationResult, rotate_broker, rotation_due
-from npcworld.process_group import ProcessGroup
-from npcworld.run_guard import Guardian, RunLock, stop_leftovers
-from npcworld.run_progress import Progress, progress_line, stored_events, world_progress
 from npcworld.service_auth import TOKEN_ENV
-from npcworld.stack_health import StackHealth, bring_up, write_run_state
 
 __all__ = [
     "ProcessGroup", "SignalFlag", "StopSignals", "Supervisor", "process_commands", "rotate_group_broker",
@@ -39,16 +40,16 @@ __all__ = [
 _ROTATION_RETRY_S = 600.0  # after a failed rotation, carry on with the current broker this long
 
 # Every service package with a consumer entrypoint runs as its own process.
-_ROOT = Path(__file__).resolve().parents[2]
-SERVICE_MODULES = tuple(sorted(p.parent.name for p in _ROOT.glob("services/*/consumer.py")))
+_SERVICES = Path(services.__file__).resolve().parent
+SERVICE_MODULES = tuple(sorted(p.parent.name for p in _SERVICES.glob("*/consumer.py")))
 # Services with Celery jobs also run a worker (``celery -A services.<svc>.worker worker``).
-WORKER_MODULES = tuple(sorted(p.parent.name for p in _ROOT.glob("services/*/worker.py")))
+WORKER_MODULES = tuple(sorted(p.parent.name for p in _SERVICES.glob("*/worker.py")))
 
 
 def process_commands(port: int | None) -> dict[str, list[str]]:
     """The relay, one process per service, and the gateway on ``port`` (None: no gateway)."""
     py = sys.executable
-    cmds = {"relay": [py, "-m", "npcworld.cli", "relay"]}
+    cmds = {"relay": [py, "-m", "launcher.cli", "relay"]}
     for svc in SERVICE_MODULES:
         cmds[svc] = [py, "-m", f"services.{svc}.consumer"]
     for svc in WORKER_MODULES:
@@ -127,7 +128,7 @@ class StopSignals:
 class Supervisor:
     """Starts the stack, the relay, the services and the gateway; keeps them all alive (a dead Postgres or
     broker is restarted like a crashed child); rotates the embedded broker every ``rotate_events`` events
-    (0: never); and stops everything however the run ends (see ``npcworld.run_guard`` for SIGKILL)."""
+    (0: never); and stops everything however the run ends (see ``launcher.run_guard`` for SIGKILL)."""
 
     def __init__(
         self, home: Path, *, port: int, demo: bool, rotate_events: int = DEFAULT_ROTATE_EVENTS
@@ -172,7 +173,7 @@ class Supervisor:
     def _seed_demo(self, database_url: str, signals: StopSignals) -> None:
         """Creates the demo town in the background: the run is supervised (and stoppable) meanwhile."""
         def seed() -> None:
-            from npcworld.demo import seed_demo
+            from launcher.demo import seed_demo
 
             try:
                 _say(seed_demo(database_url, self.port, self.home))

@@ -7,7 +7,7 @@ from datetime import datetime
 from itertools import combinations
 from typing import Any
 
-from npcworld.simulation.metrics import (
+from launcher.simulation.metrics import (
     Conversation,
     LlmCall,
     Sighting,

@@ -19,16 +19,16 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from launcher.embedded import EmbeddedStack
+from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
+from launcher.embedded.rotation import BrokerRotation
+from launcher.simulation.eventlog import read_facts
+from launcher.simulation.report import build_report, to_markdown
+from launcher.supervisor import SERVICE_MODULES, ProcessGroup, process_commands, rotate_group_broker
 from npcworld.contracts import ClockChanged, Envelope, EventPayload, WorldCreated
 from npcworld.db import open_pool
-from npcworld.embedded import EmbeddedStack
-from npcworld.embedded.broker import DEFAULT_ROTATE_EVENTS
-from npcworld.embedded.rotation import BrokerRotation
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.fork import world_stream
-from npcworld.simulation.eventlog import read_facts
-from npcworld.simulation.report import build_report, to_markdown
-from npcworld.supervisor import SERVICE_MODULES, ProcessGroup, process_commands, rotate_group_broker
 from npcworld.templates import load_template
 
 __all__ = ["SimulationConfig", "run_simulation"]

@@ -1,6 +1,6 @@
 """Headless simulation runs (``npcworld simulate``) and the paper's end-to-end metrics."""
 
-from npcworld.simulation.metrics import (
+from launcher.simulation.metrics import (
     Conversation,
     Diffusion,
     LlmCall,
@@ -13,7 +13,7 @@ from npcworld.simulation.metrics import (
     mentions,
     mutual_edges,
 )
-from npcworld.simulation.report import WorldFacts, build_report, comparable, to_markdown
+from launcher.simulation.report import WorldFacts, build_report, comparable, to_markdown
 
 __all__ = [
     "Conversation",

@@ -8,7 +8,7 @@ import socket
 import time
 from pathlib import Path
 
-from npcworld.embedded.procs import STACK_MARKER, alive, processes_of, wait_gone
+from launcher.embedded.procs import STACK_MARKER, alive, processes_of, wait_gone
 from npcworld.errors import InfraError
 
 __all__ = [

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from npcworld.embedded.procs import processes_of, signal_all, wait_gone
+from launcher.embedded.procs import processes_of, signal_all, wait_gone
 from npcworld.errors import InfraError
 
 __all__ = ["Guardian", "RunLock", "run_holder", "run_state", "stop_leftovers"]
@@ -124,7 +124,7 @@ class Guardian:
         log.mkdir(parents=True, exist_ok=True)
         with (log / "guardian.log").open("ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "npcworld.run_guard", str(home.resolve())],
+                [sys.executable, "-m", "launcher.run_guard", str(home.resolve())],
                 stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
                 pass_fds=(lock.fd,), start_new_session=True,
             )
@@ -150,7 +150,7 @@ def stop_leftovers(home: Path, *, exclude: tuple[int, ...] = (), timeout: float 
 
 
 def _guard(home: Path) -> None:
-    from npcworld.embedded import EmbeddedStack
+    from launcher.embedded import EmbeddedStack
 
     for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)  # only the supervisor's end of the pipe decides

@@ -9,8 +9,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from npcworld.db import apply_migrations
-from npcworld.embedded.broker import (
+from launcher.embedded.broker import (
     broker_running,
     find_broker,
     port_is_free,
@@ -18,7 +17,8 @@ from npcworld.embedded.broker import (
     stop_broker,
     wait_for_port,
 )
-from npcworld.embedded.postgres import postgres_pid, start_postgres, stop_postgres
+from launcher.embedded.postgres import postgres_pid, start_postgres, stop_postgres
+from npcworld.db import apply_migrations
 from npcworld.errors import InfraError
 
 __all__ = ["DEFAULT_KAFKA_PORT", "EmbeddedStack", "StackState"]

@@ -8,7 +8,7 @@ import signal
 import time
 from pathlib import Path
 
-from npcworld.embedded.procs import alive
+from launcher.embedded.procs import alive
 from npcworld.errors import InfraError
 
 __all__ = ["SERVER_SETTINGS", "postgres_pid", "start_postgres", "stop_postgres"]

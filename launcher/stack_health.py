@@ -19,11 +19,11 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from npcworld.embedded import EmbeddedStack, StackState
-from npcworld.embedded.procs import STACK_MARKER
+from launcher.embedded import EmbeddedStack, StackState
+from launcher.embedded.procs import STACK_MARKER
+from launcher.process_group import ChildState
 from npcworld.errors import InfraError
 from npcworld.messaging.kafka import ensure_topics
-from npcworld.process_group import ChildState
 
 __all__ = ["ComponentHealth", "StackHealth", "bring_up", "write_run_state"]
 
@@ -101,7 +101,7 @@ def bring_up(home: Path) -> StackState:
     logs = home / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
-        [sys.executable, "-m", "npcworld.cli", "--home", str(home), "up"], capture_output=True,
+        [sys.executable, "-m", "launcher.cli", "--home", str(home), "up"], capture_output=True,
         stdin=subprocess.DEVNULL, process_group=0, env={**os.environ, STACK_MARKER: str(home)}, check=False,
     )
     with (logs / "stack.log").open("ab") as log:

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from npcworld.embedded.rotation import PROGRESS_SQL
-from npcworld.process_group import ChildState
-from npcworld.stack_health import StackHealth
+from launcher.embedded.rotation import PROGRESS_SQL
+from launcher.process_group import ChildState
+from launcher.stack_health import StackHealth
 
 __all__ = ["Progress", "progress_line", "stored_events", "world_progress"]
 

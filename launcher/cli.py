@@ -14,14 +14,15 @@ from typing import Any
 
 import click
 
-from npcworld.embedded.broker import DEFAULT_ROTATE_EVENTS
+import services
+from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
 from npcworld.errors import NpcworldError
 
 __all__ = ["SERVICES", "main"]
 
 # Services whose read model `npcworld replay` can rebuild: every package with a handlers module.
 SERVICES = tuple(
-    sorted(p.parent.name for p in Path(__file__).resolve().parents[2].glob("services/*/handlers.py"))
+    sorted(p.parent.name for p in Path(services.__file__).resolve().parent.glob("*/handlers.py"))
 )
 
 
@@ -48,7 +49,7 @@ def main(ctx: click.Context, home: str, log_level: str) -> None:
 @click.pass_context
 def up(ctx: click.Context) -> None:
     """Start the embedded Postgres + pgvector and Tansu broker (idempotent)."""
-    from npcworld.embedded import EmbeddedStack
+    from launcher.embedded import EmbeddedStack
 
     state = EmbeddedStack(_home(ctx)).up()
     click.echo(f"postgres  {state.database_url}\nkafka     {state.kafka_bootstrap_servers}")
@@ -58,8 +59,8 @@ def up(ctx: click.Context) -> None:
 @click.pass_context
 def down(ctx: click.Context) -> None:
     """Stop the embedded stack (the broker's topics go; the event store stays)."""
-    from npcworld.embedded import EmbeddedStack
-    from npcworld.run_guard import run_holder
+    from launcher.embedded import EmbeddedStack
+    from launcher.run_guard import run_holder
 
     if (holder := run_holder(_home(ctx).resolve())) is not None:
         raise click.ClickException(f"npcworld run (pid {holder}) uses this stack and would restart it: "
@@ -72,8 +73,8 @@ def down(ctx: click.Context) -> None:
 @click.pass_context
 def status(ctx: click.Context) -> None:
     """Show what runs in the embedded stack and, during ``npcworld run``, the health of every process."""
-    from npcworld.embedded import EmbeddedStack
-    from npcworld.run_guard import run_state
+    from launcher.embedded import EmbeddedStack
+    from launcher.run_guard import run_state
 
     click.echo(json.dumps({**EmbeddedStack(_home(ctx)).status(), "run": run_state(_home(ctx).resolve())},
                           indent=2))
@@ -94,7 +95,7 @@ def migrate() -> None:
               help="Publish every stored event after this sequence number again, then relay as usual.")
 def relay(republish_from: int | None) -> None:
     """Run the outbox relay (one active per database; others stand by)."""
-    from npcworld.relay_process import run_relay
+    from launcher.relay_process import run_relay
 
     run_relay(republish_from)
 
@@ -186,7 +187,7 @@ def why(event_id: str, prompts: bool) -> None:
 
     import psycopg
 
-    from npcworld.why import explain, render
+    from launcher.why import explain, render
 
     try:
         wanted = uuid.UUID(event_id)
@@ -220,7 +221,7 @@ def events_tail(tenant_id: str | None, world_id: str | None, npc_id: str | None,
 
     import psycopg
 
-    from npcworld.why import events_after, line_of
+    from launcher.why import events_after, line_of
 
     filters: dict[str, Any] = {"tenant_id": tenant_id, "world_id": world_id, "npc_id": npc_id, "types": types}
     with psycopg.connect(_database_url(), autocommit=True) as conn:
@@ -372,7 +373,7 @@ def contracts(check: bool, out: Path) -> None:
 @click.pass_context
 def run(ctx: click.Context, port: int, no_demo: bool, rotate_events: int) -> None:
     """Run the whole backend on the embedded stack until Ctrl-C, showing progress."""
-    from npcworld.supervisor import Supervisor
+    from launcher.supervisor import Supervisor
 
     Supervisor(_home(ctx), port=port, demo=not no_demo, rotate_events=rotate_events).run()
 
@@ -394,8 +395,8 @@ def simulate(
     template: str, days: float, seed: int, step_seconds: float, out: Path, only: str, rotate_events: int
 ) -> None:
     """Run a town headless as fast as the pipeline allows, then print and save the paper's metrics."""
-    from npcworld.simulation.report import to_markdown
-    from npcworld.simulation.runner import SimulationConfig, run_simulation
+    from launcher.simulation.report import to_markdown
+    from launcher.simulation.runner import SimulationConfig, run_simulation
 
     with click.progressbar(length=max(1, round(days * 86400 / step_seconds)), label="simulating",
                            show_pos=True, show_eta=True) as bar:

@@ -1,5 +1,5 @@
 """Embedded infrastructure for one machine, no setup: Postgres + pgvector and a Kafka-compatible broker."""
 
-from npcworld.embedded.stack import DEFAULT_KAFKA_PORT, EmbeddedStack, StackState
+from launcher.embedded.stack import DEFAULT_KAFKA_PORT, EmbeddedStack, StackState
 
 __all__ = ["DEFAULT_KAFKA_PORT", "EmbeddedStack", "StackState"]

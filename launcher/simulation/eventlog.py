@@ -7,8 +7,8 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-from npcworld.simulation.metrics import Conversation, LlmCall, Sighting
-from npcworld.simulation.report import WorldFacts
+from launcher.simulation.metrics import Conversation, LlmCall, Sighting
+from launcher.simulation.report import WorldFacts
 
 __all__ = ["read_facts"]
 
