@@ -1,0 +1,98 @@
+"""A database written before ids became each tenant's own upgrades with nothing lost: its streams get their
+tenant's prefix (and keep their versions), its world_state and perception rows their tenant, and work held
+for a step or a job is recorded as held work."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from npcworld.contracts import NpcCreated, WorldCreated
+from npcworld.db import MIGRATIONS_DIR, apply_migrations
+from npcworld.eventstore.store import EventStore
+from tests.infra import PostgresForTests, with_database
+
+pytestmark = pytest.mark.integration
+
+_FIRST_NEW = "0095_tenant_scoped_worlds.sql"
+T0 = datetime(2023, 2, 13, 7, 0, tzinfo=UTC)
+
+
+def _until(directory: Path, first_new: str) -> Path:
+    """A copy of the migrations before ``first_new``: the schema of the release before it."""
+    directory.mkdir()
+    for path in sorted(MIGRATIONS_DIR.glob("[0-9][0-9][0-9][0-9]_*.sql")):
+        if path.name >= first_new:
+            break
+        shutil.copy(path, directory / path.name)
+    return directory
+
+
+def _old_world(conn: psycopg.Connection, tenant: str, world: str) -> list[uuid.UUID]:
+    """What the release before wrote for a world with one NPC: stream names without the tenant, read-model
+    rows keyed by world alone, a held step write and a pending reflection run."""
+    created = WorldCreated(name="Town", start_time=T0)
+    npc = NpcCreated(npc_id="ada", name="Ada")
+    ids = [uuid.uuid4(), uuid.uuid4()]
+    for version, (event_id, payload) in enumerate(zip(ids, (created, npc), strict=True), start=1):
+        conn.execute(
+            "INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id,"
+            " npc_id, world_time, recorded_at, correlation_id, payload)"
+            " VALUES (%s, %s, %s, %s, 1, %s, %s, %s, %s, now(), %s, %s)",
+            (event_id, f"world-{world}", version, payload.event_type, tenant, world,
+             "ada" if version == 2 else None, T0, event_id, payload.model_dump_json()),
+        )
+    conn.execute("INSERT INTO pc_worlds (world_id, tenant_id, definition, defined_by)"
+                 " VALUES (%s, %s, '{}', %s)", (world, tenant, ids[0]))
+    conn.execute("INSERT INTO pc_npcs (world_id, npc_id, tenant_id, name) VALUES (%s, 'ada', %s, 'Ada')",
+                 (world, tenant))
+    conn.execute("INSERT INTO pc_objects (world_id, path, state) VALUES (%s, %s, 'idle')",
+                 (world, f"{world}:a:b:c"))
+    conn.execute("INSERT INTO pc_seen (world_id, npc_id, entity, description) VALUES (%s, 'ada', 'x', 'y')",
+                 (world,))
+    conn.execute("INSERT INTO pc_known_places (world_id, npc_id, path) VALUES (%s, 'ada', %s)",
+                 (world, f"{world}:a:b"))
+    conn.execute(
+        "INSERT INTO memory_held (event_id, tenant_id, world_id, world_time, npc_id, type, envelope)"
+        " VALUES (%s, %s, %s, %s, 'ada', 'ObservationMade', '{}')", (uuid.uuid4(), tenant, world, T0))
+    conn.execute("INSERT INTO reflection_npcs (tenant_id, world_id, npc_id, pending_run)"
+                 " VALUES (%s, %s, 'ada', 1)", (tenant, world))
+    return ids
+
+
+async def test_an_older_database_upgrades_with_nothing_lost(
+    postgres: PostgresForTests, tmp_path: Path
+) -> None:
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = with_database(postgres.url, name)
+    apply_migrations(url, _until(tmp_path / "before", _FIRST_NEW))
+    tenant, world = "studio-a", "town"
+    with psycopg.connect(url) as conn:
+        ids = _old_world(conn, tenant, world)
+
+    applied = apply_migrations(url)
+    assert applied[0] == _FIRST_NEW
+
+    with psycopg.connect(url) as conn:
+        streams = conn.execute("SELECT stream_id, version FROM events ORDER BY seq").fetchall()
+        keyed = {t: conn.execute(f"SELECT count(*) FROM {t} WHERE tenant_id = %s AND world_id = %s",
+                                 (tenant, world)).fetchone()[0]  # type: ignore[index]
+                 for t in ("pc_worlds", "pc_npcs", "pc_objects", "pc_seen", "pc_known_places")}
+        held = conn.execute("SELECT consumer, until FROM held_work WHERE tenant_id = %s ORDER BY consumer",
+                            (tenant,)).fetchall()
+    assert streams == [(f"{tenant}/world-{world}", 1), (f"{tenant}/world-{world}", 2)]
+    assert keyed == dict.fromkeys(keyed, 1)
+    assert held == [("memory", "step"), ("reflection", "job")]
+
+    # The store reads the renamed stream under its old name, and appends continue its versions.
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        stored = await EventStore().read_stream(conn, tenant, f"world-{world}")
+        assert [s.envelope.event_id for s in stored] == ids and stored[0].stream_id == f"world-{world}"
+        assert await EventStore().stream_version(conn, tenant, f"world-{world}") == 2
