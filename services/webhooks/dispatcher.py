@@ -132,7 +132,10 @@ class Dispatcher:
             async with self.pool.connection() as conn:
                 await DispatchRepository(conn).record(claimed, (status_code, error, elapsed), outcome)
 
-        await Backoff(f"webhook delivery {claimed.delivery_id}").call(record, self._stop)
+        # The receiver has been called: its outcome is recorded even if a stop came meanwhile.
+        await Backoff(f"webhook delivery {claimed.delivery_id}").call(
+            record, self._stop, at_least_once=True
+        )
         if outcome.status == "failed":
             logger.warning(
                 "webhook delivery %s failed after %d attempts (event_id=%s world_id=%s): %s",

@@ -86,13 +86,21 @@ class Backoff:
                         time.monotonic() - self._since, self.attempts)
         self._since, self.attempts = None, 0
 
-    async def call(self, fn: Callable[[], Awaitable[T]], stop: asyncio.Event) -> T | None:
+    async def call(
+        self, fn: Callable[[], Awaitable[T]], stop: asyncio.Event, *, at_least_once: bool = False
+    ) -> T | None:
         """``await fn()`` until it gets past an outage; None when ``stop`` was set first.
+
+        ``at_least_once`` tries ``fn`` once even when ``stop`` is already set (only the retries after an
+        outage give way to it): for recording what has already happened outside, such as a webhook
+        attempt made just before a clean stop, which would otherwise be made again after a restart.
 
         Raises:
             Exception: whatever ``fn`` raised that is not an outage (see ``is_outage``).
         """
-        while not stop.is_set():
+        first = at_least_once
+        while first or not stop.is_set():
+            first = False
             try:
                 result = await fn()
             except Exception as exc:

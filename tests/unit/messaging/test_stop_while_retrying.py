@@ -12,6 +12,7 @@ import pytest
 
 from npcworld.messaging import ConsumerLoop, RetryPolicy
 from npcworld.messaging.loop import _Abandoned
+from npcworld.messaging.reconnect import Backoff
 
 
 class GonePool:
@@ -41,3 +42,33 @@ async def test_a_batch_retrying_a_lost_database_is_abandoned_once_stop_is_set() 
     with pytest.raises(_Abandoned):
         await asyncio.wait_for(task, 2)
     assert pool.attempts > 1
+
+
+async def test_what_already_happened_outside_is_recorded_even_when_stop_came_first() -> None:
+    """A webhook attempt made just before a clean stop is recorded, so it is not made again later."""
+    stop = asyncio.Event()
+    stop.set()
+    calls: list[str] = []
+
+    async def record() -> str:
+        calls.append("record")
+        return "recorded"
+
+    assert await Backoff("a step", base=0.01).call(record, stop) is None
+    assert calls == []
+    assert await Backoff("a record", base=0.01).call(record, stop, at_least_once=True) == "recorded"
+    assert calls == ["record"]
+
+
+async def test_a_record_that_meets_an_outage_while_stopping_gives_way_to_the_stop() -> None:
+    stop = asyncio.Event()
+    stop.set()
+    tries = 0
+
+    async def record() -> None:
+        nonlocal tries
+        tries += 1
+        raise psycopg.OperationalError("connection refused")
+
+    assert await Backoff("a record", base=0.01).call(record, stop, at_least_once=True) is None
+    assert tries == 1
