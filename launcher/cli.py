@@ -370,12 +370,26 @@ def contracts(check: bool, out: Path) -> None:
 @click.option("--rotate-events", type=click.IntRange(min=0), default=DEFAULT_ROTATE_EVENTS, show_default=True,
               help="Replace the embedded broker with an empty one after this many events (0: never); "
                    "its memory storage slows down as it fills.")
+@click.option("--instances", envvar="NPCWORLD_INSTANCES", default="", metavar="SVC=N,…",
+              help="Run services as several instances sharing their partitions, e.g. memory=2,planning=2 "
+                   "(NPCWORLD_INSTANCES).")
 @click.pass_context
-def run(ctx: click.Context, port: int, no_demo: bool, rotate_events: int) -> None:
+def run(ctx: click.Context, port: int, no_demo: bool, rotate_events: int, instances: str) -> None:
     """Run the whole backend on the embedded stack until Ctrl-C, showing progress."""
     from launcher.supervisor import Supervisor
 
-    Supervisor(_home(ctx), port=port, demo=not no_demo, rotate_events=rotate_events).run()
+    Supervisor(_home(ctx), port=port, demo=not no_demo, rotate_events=rotate_events,
+               instances=_instances(instances)).run()
+
+
+def _instances(text: str) -> dict[str, int]:
+    from launcher.instances import parse_instances
+    from launcher.supervisor import SERVICE_MODULES
+
+    try:
+        return parse_instances(text, SERVICE_MODULES)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--instances") from exc
 
 
 @main.command()
@@ -388,11 +402,14 @@ def run(ctx: click.Context, port: int, no_demo: bool, rotate_events: int) -> Non
               help="Directory for report.json, report.md and the run's private stack.")
 @click.option("--only", default="",
               help="Comma-separated services to run (default: all), e.g. for profiling.")
+@click.option("--instances", default="", metavar="SVC=N,…",
+              help="Run services as several instances sharing their partitions, e.g. memory=2,planning=2.")
 @click.option("--rotate-events", type=click.IntRange(min=0), default=DEFAULT_ROTATE_EVENTS, show_default=True,
               help="Replace the embedded broker with an empty one after this many events (0: never); "
                    "its memory storage slows down as it fills.")
 def simulate(
-    template: str, days: float, seed: int, step_seconds: float, out: Path, only: str, rotate_events: int
+    template: str, days: float, seed: int, step_seconds: float, out: Path, only: str, rotate_events: int,
+    instances: str,
 ) -> None:
     """Run a town headless as fast as the pipeline allows, then print and save the paper's metrics."""
     from launcher.simulation.report import to_markdown
@@ -404,7 +421,8 @@ def simulate(
             bar.update(min(done, total) - bar.pos)
 
         services = tuple(s for s in only.split(",") if s)
-        cfg = SimulationConfig(template, days, seed, step_seconds, out, services, rotate_events)
+        cfg = SimulationConfig(template, days, seed, step_seconds, out, services, rotate_events,
+                               _instances(instances))
         report = run_simulation(cfg, progress)
     click.echo(to_markdown(report))
     click.echo(f"saved {out}/report.json and {out}/report.md")

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -43,8 +44,13 @@ class ChildState:
 class ProcessGroup:
     """Child processes with their logs; ``restart_crashed`` restarts those that exited, with backoff."""
 
-    def __init__(self, commands: dict[str, list[str]], env: dict[str, str], logs: Path) -> None:
+    def __init__(
+        self, commands: dict[str, list[str]], env: dict[str, str], logs: Path,
+        own_env: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> None:
+        """``env`` is every child's environment; ``own_env[name]`` adds to it for that child alone."""
         self.commands, self.env, self.logs = commands, env, logs
+        self.own_env = dict(own_env or {})
         self.children: dict[str, subprocess.Popen[bytes]] = {}
         self.restarts: dict[str, int] = {}
         self._started: dict[str, float] = {}  # monotonic start time
@@ -61,8 +67,8 @@ class ProcessGroup:
     def _spawn(self, name: str) -> None:
         with (self.logs / f"{name}.log").open("ab") as log:
             self.children[name] = subprocess.Popen(
-                self.commands[name], env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, process_group=0,
+                self.commands[name], env={**self.env, **self.own_env.get(name, {})}, stdout=log,
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, process_group=0,
             )
         self._started[name], self._since[name] = time.monotonic(), time.time()
 

@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -26,6 +27,7 @@ from launcher.embedded import EmbeddedStack
 from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
 from launcher.embedded.procs import STACK_MARKER
 from launcher.embedded.rotation import RotationResult, rotate_broker, rotation_due
+from launcher.instances import instance_env, instance_name
 from launcher.process_group import ProcessGroup
 from launcher.run_guard import Guardian, RunLock, stop_leftovers
 from launcher.run_progress import Progress, progress_line, stored_events, world_progress
@@ -46,12 +48,14 @@ SERVICE_MODULES = tuple(sorted(p.parent.name for p in _SERVICES.glob("*/consumer
 WORKER_MODULES = tuple(sorted(p.parent.name for p in _SERVICES.glob("*/worker.py")))
 
 
-def process_commands(port: int | None) -> dict[str, list[str]]:
-    """The relay, one process per service, and the gateway on ``port`` (None: no gateway)."""
+def process_commands(port: int | None, instances: Mapping[str, int] | None = None) -> dict[str, list[str]]:
+    """The relay, the services (one process each, or ``instances[svc]``: see ``launcher.instances``), their
+    Celery workers, and the gateway on ``port`` (None: no gateway)."""
     py = sys.executable
     cmds = {"relay": [py, "-m", "launcher.cli", "relay"]}
     for svc in SERVICE_MODULES:
-        cmds[svc] = [py, "-m", f"services.{svc}.consumer"]
+        for index in range(1, (instances or {}).get(svc, 1) + 1):
+            cmds[instance_name(svc, index)] = [py, "-m", f"services.{svc}.consumer"]
     for svc in WORKER_MODULES:
         cmds[f"{svc}-worker"] = [py, "-m", "celery", "-A", f"services.{svc}.worker", "worker",
                                  "--loglevel", "WARNING"]
@@ -131,12 +135,14 @@ class Supervisor:
     (0: never); and stops everything however the run ends (see ``launcher.run_guard`` for SIGKILL)."""
 
     def __init__(
-        self, home: Path, *, port: int, demo: bool, rotate_events: int = DEFAULT_ROTATE_EVENTS
+        self, home: Path, *, port: int, demo: bool, rotate_events: int = DEFAULT_ROTATE_EVENTS,
+        instances: Mapping[str, int] | None = None,
     ) -> None:
         self.home = home.resolve()
         self.port = port
         self.demo = demo
         self.rotate_events = rotate_events
+        self.instances = dict(instances or {})
         self._next_rotation_try = 0.0
 
     def run(self) -> None:
@@ -159,7 +165,9 @@ class Supervisor:
             # user cannot read the memory service's internal API.
             env = {"KAFKA_GROUP_INSTANCE_ID": "run", TOKEN_ENV: secrets.token_urlsafe(24),
                    **state.client_env(dict(os.environ)), STACK_MARKER: str(self.home)}
-            group = ProcessGroup(process_commands(self.port), env, self.home / "logs")
+            shared, own = instance_env(self.instances, env)
+            group = ProcessGroup(process_commands(self.port, self.instances), env | shared,
+                                 self.home / "logs", own_env=own)
             group.start()
             if self.demo:
                 self._seed_demo(state.database_url, signals)

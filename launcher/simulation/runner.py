@@ -14,7 +14,7 @@ import shutil
 import socket
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from typing import Any
 from launcher.embedded import EmbeddedStack
 from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
 from launcher.embedded.rotation import BrokerRotation
+from launcher.instances import instance_env
 from launcher.simulation.eventlog import read_facts
 from launcher.simulation.report import build_report, to_markdown
 from launcher.supervisor import SERVICE_MODULES, ProcessGroup, process_commands, rotate_group_broker
@@ -49,6 +50,7 @@ class SimulationConfig:
     out: Path
     services: tuple[str, ...] = ()  # empty: every service with a consumer
     rotate_events: int = DEFAULT_ROTATE_EVENTS  # replace the embedded broker after this many events; 0: never
+    instances: dict[str, int] = field(default_factory=dict)  # services run as several instances
 
 
 def _free_port() -> int:
@@ -75,13 +77,15 @@ def run_simulation(cfg: SimulationConfig, progress: Progress | None = None) -> d
         "NPCWORLD_SEED": str(cfg.seed),
         "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
     }
-    commands = process_commands(None)
+    commands = process_commands(None, cfg.instances)
     if cfg.services:
         unknown = set(cfg.services) - set(SERVICE_MODULES)
         if unknown:
             raise ValueError(f"unknown services: {sorted(unknown)} (known: {', '.join(SERVICE_MODULES)})")
-        commands = {n: c for n, c in commands.items() if n == "relay" or n in cfg.services}
-    group = ProcessGroup(commands, env, home / "logs")
+        commands = {n: c for n, c in commands.items()
+                    if n == "relay" or n.rsplit("-", 1)[0] in cfg.services or n in cfg.services}
+    shared, own = instance_env(cfg.instances, env)
+    group = ProcessGroup(commands, env | shared, home / "logs", own_env=own)
     group.start()
     try:
         report = asyncio.run(_simulate(cfg, state.database_url, template.start_time, group, progress, stack))

@@ -36,12 +36,13 @@ _WARM_STEPS = 4
 class ChaosTown:
     """The demo town under `npcworld run` in a private data dir, plus what the faults need to reach it."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, *run_args: str) -> None:
+        """``run_args`` go to `npcworld run` (e.g. ``--instances memory=2``)."""
         self.home = home
         # The receiver is on 127.0.0.1, which the webhook egress policy refuses unless allowed; the run's
         # gateway and dispatcher inherit this (bench/chaos.py runs without tests/conftest.py).
         os.environ.setdefault("WEBHOOK_ALLOW_HOSTS", "127.0.0.1")
-        self.run = Run(home)
+        self.run = Run(home, *run_args)
         self.receiver = Receiver(fail_first=0).start()
 
     def start(self, timeout: float = 240) -> None:

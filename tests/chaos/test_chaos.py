@@ -12,14 +12,17 @@ import pytest
 from tests.chaos.checks import all_checks, owed
 from tests.chaos.harness import RECOVERY_S, WORLD, ChaosTown, Clients
 
-# A service (the one with the most state in flight), the gateway (requests cut mid-way), the broker (it
-# comes back empty) and Postgres (immediate shutdown). bench/chaos.py runs every fault, repeatedly.
-FAULTS = ("memory", "gateway", "broker", "postgres")
+# Memory and planning run as two instances each (one consumer group per service, partitions split between
+# them). Faults: one instance of each of those (the other takes its partitions over while the supervisor
+# restarts it), the gateway (requests cut mid-way), the broker (it comes back empty) and Postgres
+# (immediate shutdown). bench/chaos.py runs every fault, repeatedly.
+INSTANCES = ("--instances", "memory=2,planning=2")
+FAULTS = ("memory", "planning-2", "gateway", "broker", "postgres")
 
 
 @pytest.mark.timeout(900)
 def test_the_town_heals_by_itself_and_nothing_is_lost_doubled_or_owed(tmp_path: Path) -> None:
-    town = ChaosTown(tmp_path / "home")
+    town = ChaosTown(tmp_path / "home", *INSTANCES)
     clients = Clients(town)
     try:
         town.start()

@@ -24,21 +24,33 @@ _VIEWS = TypeAdapter(list[MemoryView])
 class HttpMemoryReader:
     """Reads memory streams from the memory service at ``base_url`` (e.g. ``Settings().memory_api_url``).
 
+    ``base_url`` may list several instances, comma-separated (``npcworld run --instances memory=2``): calls
+    go to them in turn, and one that cannot be reached (killed, restarting) is skipped for the next, so a
+    lost instance costs a caller no error while another answers. Every call is a read (a retrieval also
+    marks what it returned as accessed, which repeating does not change), so repeating one elsewhere is safe.
+
     Errors: 404 → NotFoundError, 422 → ValidationError naming the field, 409 → PermanentError (the
-    stream lives in another embedding space), unreachable or 5xx → TransientError.
+    stream lives in another embedding space), no instance reachable or 5xx → TransientError.
     """
 
     def __init__(
         self, base_url: str, *, timeout: float = 10.0, client: httpx.AsyncClient | None = None
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self._client = client or httpx.AsyncClient(base_url=self.base_url, timeout=timeout,
-                                                   headers=client_headers())
+        urls = [u.strip().rstrip("/") for u in base_url.split(",") if u.strip()]
+        if not urls:
+            raise ValueError("no memory service URL given")
+        self.base_url = ",".join(urls)
+        self._clients = [client] if client is not None else [
+            httpx.AsyncClient(base_url=url, timeout=timeout, headers=client_headers()) for url in urls
+        ]
+        self._urls = urls[: len(self._clients)]
         self._owns_client = client is None
+        self._next = 0
 
     async def aclose(self) -> None:
         if self._owns_client:
-            await self._client.aclose()
+            for client in self._clients:
+                await client.aclose()
 
     async def retrieve(self, request: RetrievalRequest) -> list[RetrievedView]:
         """Top-k by recency + importance + relevance; the memory service marks them accessed."""
@@ -67,10 +79,7 @@ class HttpMemoryReader:
     async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         cause = current_cause()
         headers = {CAUSE_HEADER: cause.header()} if cause else None
-        try:
-            response = await self._client.request(method, path, headers=headers, **kwargs)
-        except httpx.HTTPError as exc:
-            raise TransientError(f"memory service at {self.base_url} unreachable: {exc!r}") from exc
+        response = await self._send(method, path, headers, kwargs)
         if response.status_code < 300:
             return response.json()
         detail, field = _problem(response)
@@ -81,6 +90,21 @@ class HttpMemoryReader:
         if response.status_code < 500:
             raise PermanentError(f"memory service refused the request ({response.status_code}): {detail}")
         raise TransientError(f"memory service failed ({response.status_code}): {detail}")
+
+
+    async def _send(
+        self, method: str, path: str, headers: dict[str, str] | None, kwargs: dict[str, Any]
+    ) -> httpx.Response:
+        """The first answer from the instances in turn (starting after the last one used)."""
+        start, self._next = self._next, (self._next + 1) % len(self._clients)
+        failures: list[str] = []
+        for i in range(len(self._clients)):
+            at = (start + i) % len(self._clients)
+            try:
+                return await self._clients[at].request(method, path, headers=headers, **kwargs)
+            except httpx.HTTPError as exc:
+                failures.append(f"{self._urls[at]}: {exc!r}")
+        raise TransientError("memory service unreachable (" + "; ".join(failures) + ")")
 
 
 def _ids(tenant_id: str, world_id: str, npc_id: str) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -14,7 +15,7 @@ from psycopg_pool import AsyncConnectionPool
 from npcworld.cause import handling
 from npcworld.contracts import NpcCreated, ObservationMade
 from npcworld.embeddings import LocalMiniLMEmbedder
-from npcworld.errors import NotFoundError, ValidationError
+from npcworld.errors import NotFoundError, TransientError, ValidationError
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.memory_client import RetrievalRequest
 from npcworld.memory_client.http import HttpMemoryReader
@@ -154,3 +155,28 @@ async def test_listing_filters_by_kind_and_time_and_pages_with_a_cursor(
     with pytest.raises(ValidationError) as bad:
         await service.list_memories(*ids, cursor="not-a-cursor")
     assert bad.value.field == "cursor"
+
+
+async def test_a_reader_given_several_instances_answers_while_one_of_them_is_gone(
+    pool: AsyncConnectionPool, service: HttpMemoryReader
+) -> None:
+    npc = await _populate(pool, service)
+    gone = f"http://127.0.0.1:{_closed_port()}"
+    reader = HttpMemoryReader(f"{gone},{service.base_url}")
+    try:
+        for _ in range(3):  # whichever instance a call starts at, the live one answers
+            assert len(await reader.recent(npc.tenant_id, npc.world_id, npc.npc_id)) == 7
+    finally:
+        await reader.aclose()
+    nobody = HttpMemoryReader(f"{gone},http://127.0.0.1:{_closed_port()}")
+    try:
+        with pytest.raises(TransientError, match="memory service unreachable"):
+            await nobody.recent(npc.tenant_id, npc.world_id, npc.npc_id)
+    finally:
+        await nobody.aclose()
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
