@@ -14,6 +14,10 @@ run: $(STAMP)
 	$(VENV)/bin/npcworld run --port $(PORT)
 
 test: $(STAMP)
+	@# The console's browser tests drive Debian's chromium (installed here when missing and we are root).
+	@test -x /usr/bin/chromium || { test "$$(id -u)" = 0 && apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	  { echo "the browser tests need /usr/bin/chromium: install Debian's chromium (sudo apt-get install chromium)"; exit 1; }
 	$(VENV)/bin/python -m pytest
 
 lint: $(STAMP)
