@@ -120,6 +120,19 @@ def test_compose_runs_one_container_per_npcworld_process() -> None:
     assert consumer_modules == {f"services.{svc}.consumer" for svc in CONSUMER_SERVICES}
 
 
+def test_memory_and_planning_run_as_replicas_that_publish_no_host_port_and_keep_no_fixed_identity() -> None:
+    for name in ("memory", "planning"):
+        spec = SERVICES[name]
+        assert spec.get("deploy", {}).get("replicas", 1) >= 2, name
+        # Replicas cannot share a host port, a container name or a static group-member id (the broker
+        # would fence one of two members sharing it).
+        assert "ports" not in spec and "container_name" not in spec, name
+        assert "KAFKA_GROUP_INSTANCE_ID" not in _environment(name), name
+    for name in NPCWORLD:
+        if "MEMORY_API_URL" in _environment(name):
+            assert _environment(name)["MEMORY_API_URL"] == "http://memory:8101", name
+
+
 # --- every command names something that exists ---------------------------------------------------------
 
 
