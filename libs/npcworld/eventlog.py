@@ -1,0 +1,191 @@
+"""Reading the event log for operators: why an event happened, and events narrowed by filters.
+
+An event's ``causation_id`` names the event whose handling appended it; following it back reaches the
+perception, request or clock tick that started the chain. The model calls and retrievals made while that
+handling ran name the same event (``npcworld.cause``: ``llm_calls.cause_event_id``, and the
+``MemoriesAccessed`` events' causation), so they are found by one index lookup each.
+
+Shared by ``npcworld why`` / ``npcworld events tail`` and the gateway's console. Only tables of the shared
+core are read here; what a retrieved memory says comes from the caller's ``describe`` (the terminal reads
+the memory stream, the console the ``MemoryRecorded`` events of the log).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+__all__ = [
+    "Call", "Describe", "Explanation", "LoggedEvent", "Retrieval", "event", "events_after", "explain",
+    "memories_from_log",
+]
+
+_MAX_CHAIN = 50
+EVENT_COLUMNS = ("seq, event_id, type, tenant_id, world_id, npc_id, world_time, causation_id, correlation_id,"
+                 " payload")
+_EVENT = f"SELECT {EVENT_COLUMNS} FROM events"
+
+
+@dataclass(frozen=True)
+class LoggedEvent:
+    seq: int
+    event_id: uuid.UUID
+    type: str
+    tenant_id: str
+    world_id: str
+    npc_id: str | None
+    world_time: datetime
+    causation_id: uuid.UUID | None
+    correlation_id: uuid.UUID
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One model call made while the cause was handled."""
+
+    id: int
+    prompt_kind: str
+    template_version: int
+    provider: str
+    model: str
+    outcome: str
+    tokens_in: int
+    tokens_out: int
+    latency_ms: float
+    request: list[dict[str, Any]]
+    response: Any
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """One retrieval made while the cause was handled: the query and the memories it returned, best first."""
+
+    query: str
+    memories: list[tuple[str, int, str]]  # (kind, importance, description)
+    memory_ids: list[str] = field(default_factory=list)
+    accessed_at: str | None = None
+
+
+@dataclass
+class Explanation:
+    event: LoggedEvent
+    chain: list[LoggedEvent] = field(default_factory=list)  # its cause, that one's cause, ... the root last
+    calls: list[Call] = field(default_factory=list)
+    retrievals: list[Retrieval] = field(default_factory=list)
+
+
+# Memory ids of one NPC's retrievals → (kind, importance, description) of those still known.
+Describe = Callable[[psycopg.Connection[Any], LoggedEvent, Sequence[str]], dict[str, tuple[str, int, str]]]
+
+
+def event(
+    conn: psycopg.Connection[Any], event_id: uuid.UUID, tenant_id: str | None = None
+) -> LoggedEvent | None:
+    """One stored event (with ``tenant_id``: only if it is that tenant's)."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(_EVENT + " WHERE event_id = %s AND (%s::text IS NULL OR tenant_id = %s)",
+                          (event_id, tenant_id, tenant_id)).fetchone()
+    return LoggedEvent(**row) if row else None
+
+
+def explain(
+    conn: psycopg.Connection[Any], event_id: uuid.UUID, describe: Describe, tenant_id: str | None = None
+) -> Explanation | None:
+    """Everything the log holds about why ``event_id`` happened (None: no such event, or with
+    ``tenant_id`` one of another tenant). A chain never leaves the event's tenant."""
+    found = event(conn, event_id, tenant_id)
+    if found is None:
+        return None
+    out = Explanation(found)
+    cause_id = found.causation_id
+    while cause_id is not None and len(out.chain) < _MAX_CHAIN:
+        cause = event(conn, cause_id, found.tenant_id)
+        if cause is None:
+            break
+        out.chain.append(cause)
+        cause_id = cause.causation_id
+    if found.causation_id is not None:
+        out.calls = _calls(conn, found.causation_id, found.tenant_id, found.npc_id)
+        out.retrievals = _retrievals(conn, found, found.causation_id, describe)
+    return out
+
+
+def _calls(conn: psycopg.Connection[Any], cause: uuid.UUID, tenant_id: str, npc_id: str | None) -> list[Call]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(
+            "SELECT id, prompt_kind, template_version, provider, model, outcome, tokens_in, tokens_out,"
+            " latency_ms, request, response FROM llm_calls WHERE cause_event_id = %s AND tenant_id = %s"
+            " AND (%s::text IS NULL OR npc_id = %s) ORDER BY id",
+            (cause, tenant_id, npc_id, npc_id),
+        ).fetchall()
+    return [Call(**row) for row in rows]
+
+
+def _retrievals(
+    conn: psycopg.Connection[Any], found: LoggedEvent, cause: uuid.UUID, describe: Describe
+) -> list[Retrieval]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        accesses = cur.execute(
+            "SELECT payload FROM events WHERE causation_id = %s AND type = 'MemoriesAccessed'"
+            " AND tenant_id = %s AND (%s::text IS NULL OR npc_id = %s) ORDER BY seq",
+            (cause, found.tenant_id, found.npc_id, found.npc_id),
+        ).fetchall()
+    ids = [m for a in accesses for m in a["payload"]["memory_ids"]]
+    known = describe(conn, found, ids) if ids else {}
+    gone = ("?", 0, "(no longer in the stream)")
+    return [Retrieval(a["payload"].get("query", ""), [known.get(m, gone) for m in a["payload"]["memory_ids"]],
+                      list(a["payload"]["memory_ids"]), a["payload"].get("accessed_at"))
+            for a in accesses]
+
+
+def memories_from_log(
+    conn: psycopg.Connection[Any], found: LoggedEvent, ids: Sequence[str]
+) -> dict[str, tuple[str, int, str]]:
+    """A ``Describe`` reading the ``MemoryRecorded`` events of the event's world (its tenant's only)."""
+    with conn.cursor() as cur:
+        rows = cur.execute(
+            "SELECT payload->>'memory_id', payload->>'kind', (payload->>'importance')::int,"
+            " payload->>'description' FROM events WHERE tenant_id = %s AND world_id = %s"
+            " AND type = 'MemoryRecorded' AND (%s::text IS NULL OR npc_id = %s)"
+            " AND payload->>'memory_id' = ANY(%s::text[])",
+            (found.tenant_id, found.world_id, found.npc_id, found.npc_id, list(ids)),
+        ).fetchall()
+    return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+
+_FILTERS = (
+    " AND (%(t)s::text IS NULL OR tenant_id = %(t)s) AND (%(w)s::text IS NULL OR world_id = %(w)s)"
+    " AND (%(n)s::text IS NULL OR npc_id = %(n)s)"
+    " AND (cardinality(%(types)s::text[]) = 0 OR type = ANY(%(types)s::text[]))"
+)
+
+
+def events_after(
+    conn: psycopg.Connection[Any],
+    after: int,
+    *,
+    newest: bool = False,
+    tenant_id: str | None = None,
+    world_id: str | None = None,
+    npc_id: str | None = None,
+    types: tuple[str, ...] = (),
+    limit: int = 500,
+) -> list[LoggedEvent]:
+    """Stored events after sequence number ``after`` narrowed by the filters, oldest first: the first
+    ``limit`` of them, or with ``newest`` the last ``limit``."""
+    order = "DESC" if newest else "ASC"
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(
+            f"{_EVENT} WHERE seq > %(after)s {_FILTERS} ORDER BY seq {order} LIMIT %(limit)s",
+            {"after": after, "t": tenant_id, "w": world_id, "n": npc_id, "types": list(types),
+             "limit": limit},
+        ).fetchall()
+    found = [LoggedEvent(**row) for row in rows]
+    return found[::-1] if newest else found
