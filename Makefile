@@ -14,10 +14,11 @@ run: $(STAMP)
 	$(VENV)/bin/npcworld run --port $(PORT)
 
 test: $(STAMP)
-	@# The console's browser tests drive Debian's chromium (installed here when missing and we are root).
-	@test -x /usr/bin/chromium || { test "$$(id -u)" = 0 && apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
-	  { echo "the browser tests need /usr/bin/chromium: install Debian's chromium (sudo apt-get install chromium)"; exit 1; }
+	@# The console's browser tests drive Debian's chromium; the monitoring checks run promtool (Debian's
+	@# prometheus). Both are installed here when missing and we are root.
+	@test -x /usr/bin/chromium -a -x /usr/bin/promtool || { test "$$(id -u)" = 0 && apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium prometheus >/dev/null; } || \
+	  { echo "the tests need /usr/bin/chromium and /usr/bin/promtool: sudo apt-get install chromium prometheus"; exit 1; }
 	$(VENV)/bin/python -m pytest
 
 lint: $(STAMP)
