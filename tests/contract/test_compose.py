@@ -649,7 +649,7 @@ def test_dashboard_panels_query_the_provisioned_datasource_for_known_metrics() -
 
 
 # promtool (apt-get install prometheus) validates the config and evaluates each alert against synthetic
-# series. Optional: skipped when it is not installed; the checks above run always.
+# series (`make test` installs it when missing).
 PROMTOOL = shutil.which("promtool")
 _NO_PROMTOOL = "promtool is missing: `make test` installs it (Debian's prometheus package) when run as root"
 WORLD_TOPIC = "npcworld.world.v1"
