@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml sdk/python/pyproject.toml | sha1sum | cut -c1-12)
 
 .PHONY: run test lint typecheck contracts
 
@@ -22,7 +22,7 @@ test: $(STAMP)
 	$(VENV)/bin/python -m pytest
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check libs services launcher tests bench
+	$(VENV)/bin/ruff check libs services launcher tests bench sdk/python
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy libs services launcher
@@ -30,13 +30,13 @@ typecheck: $(STAMP)
 contracts: $(STAMP)
 	$(VENV)/bin/npcworld contracts
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml sdk/python/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if (3, 11) <= sys.version_info[:2] < (3, 13) else 1)' || \
 	  { echo "npcworld needs Python 3.11 or 3.12 as '$(PYTHON)' (set PYTHON=/path/to/python3.11)"; exit 1; }
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV) || \
 	  { echo "could not create $(VENV): install the venv module (apt-get install python3-venv)"; exit 1; }
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -e '.[dev]' || \
+	$(VENV)/bin/python -m pip install --quiet -e '.[dev]' -e sdk/python || \
 	  { echo "pip install failed: check access to the package index (pip config list)"; exit 1; }
 	@rm -f $(VENV)/.installed-*
 	@touch $@
