@@ -428,6 +428,28 @@ def simulate(
     click.echo(f"saved {out}/report.json and {out}/report.md")
 
 
+@main.group()
+def template() -> None:
+    """World templates: generate a town of any size."""
+
+
+@template.command("generate")
+@click.option("--npcs", type=click.IntRange(25, 10_000), required=True, help="Residents (25 to 10,000).")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="File to write (else stdout).")
+def template_generate(npcs: int, seed: int, out: Path | None) -> None:
+    """Generate a town; its name (town-<npcs>-<seed>) is a template name wherever one is taken."""
+    from npcworld.templates.generator import generate_town, generated_name
+
+    town = generate_town(npcs, seed)
+    text = json.dumps(town, indent=1, ensure_ascii=False) + "\n"
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    out.write_text(text)
+    click.echo(f"wrote {out}: {town['description']} Template name: {generated_name(npcs, seed)}")
+
+
 def _projection(service: str) -> Any:
     module = importlib.import_module(f"services.{service}.handlers")
     projection = getattr(module, "PROJECTION", None)

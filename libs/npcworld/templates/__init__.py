@@ -1,7 +1,8 @@
 """Built-in world templates (JSON files here): the world tree, a tile map with collision, NPC personas.
 
 A template is loaded by creating a world with ``template`` set to its name; world-state turns it into a
-``WorldDefined`` event and one ``NpcCreated`` per persona.
+``WorldDefined`` event and one ``NpcCreated`` per persona. ``town-<npcs>-<seed>`` names a generated town
+(``npcworld.templates.generator``), built the same in every process that loads it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from npcworld.contracts import ArenaDef, NpcCreated, SectorDef, TileMap, WorldDefined
 from npcworld.errors import NotFoundError
 
-__all__ = ["Template", "TemplateSector", "list_templates", "load_template"]
+__all__ = ["Template", "TemplateSector", "list_templates", "load_template", "template_exists"]
 
 
 class TemplateSector(BaseModel):
@@ -94,13 +95,24 @@ def list_templates() -> list[str]:
     return sorted(f.name.removesuffix(".json") for f in files if f.name.endswith(".json"))
 
 
+def template_exists(name: str) -> bool:
+    """A built-in template's name, or a generated town's (``town-<npcs>-<seed>``, 25 to 10,000 NPCs)."""
+    from npcworld.templates.generator import parse_generated
+
+    return name in list_templates() or parse_generated(name) is not None
+
+
 @cache
 def load_template(name: str) -> Template:
-    """Parse a built-in template.
+    """Parse a built-in template, or generate the town a generated town's name describes.
 
     Raises:
         NotFoundError: no template of that name.
     """
+    from npcworld.templates.generator import generate_town, parse_generated
+
+    if (generated := parse_generated(name)) is not None:
+        return Template.model_validate(generate_town(*generated))
     if name not in list_templates():
         raise NotFoundError(f"no world template {name!r} (known: {', '.join(list_templates())})")
     raw: dict[str, Any] = json.loads(resources.files(__name__).joinpath(f"{name}.json").read_text())

@@ -11,7 +11,7 @@ from npcworld.errors import ConcurrencyError, ConflictError, NotFoundError, Vali
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.fork import fork_world, world_id_taken, world_stream
 from npcworld.ids import new_id
-from npcworld.templates import list_templates
+from npcworld.templates import template_exists
 from services.gateway.auth import require_world
 from services.gateway.deps import Player, Reader, Writer, live_world
 from services.gateway.domain import WorldState, decide_add_npc, decide_delete
@@ -52,7 +52,7 @@ async def create_world(body: WorldIn, key: Writer, request: Request) -> WorldOut
     require_world(key, world_id)
     async with request.app.state.pool.connection() as conn, conn.transaction():
         uow = UnitOfWork(conn, EventStore())
-        if body.template is not None and body.template not in list_templates():
+        if body.template is not None and not template_exists(body.template):
             raise ValidationError(f"unknown template {body.template!r}", field="template")
         created = WorldCreated(name=body.name, start_time=body.start_time, template=body.template)
         event = uow.new_event(created, tenant_id=key.tenant_id, world_id=world_id, world_time=body.start_time)
