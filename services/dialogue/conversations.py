@@ -7,7 +7,11 @@ so every handler run is one LLM call and the conversation's events stay in order
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
+
+from psycopg import AsyncConnection
 
 from npcworld.contracts import (
     ConversationEnded,
@@ -21,6 +25,8 @@ from npcworld.ids import new_id
 from services.dialogue.deps import DialogueDeps
 from services.dialogue.domain import (
     Conversation,
+    Line,
+    Relationship,
     after_conversation,
     finish,
     may_start,
@@ -29,7 +35,19 @@ from services.dialogue.domain import (
 )
 from services.dialogue.speaking import Scene, next_line, summarise
 
-__all__ = ["close_conversation", "open_conversation", "speak_next", "stream_of"]
+__all__ = [
+    "LineInputs",
+    "PreparedLine",
+    "PreparedSummary",
+    "close_conversation",
+    "closing_scene",
+    "line_inputs",
+    "open_conversation",
+    "prepare_line",
+    "prepare_summary",
+    "speak_next",
+    "stream_of",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -38,14 +56,16 @@ def stream_of(conversation_id: str) -> str:
     return f"conversation-{conversation_id}"
 
 
-async def _scene(uow: UnitOfWork, deps: DialogueDeps, event: Envelope, speaker: str, listener: str) -> Scene:
+async def _scene(
+    conn: AsyncConnection[Any], deps: DialogueDeps, event: Envelope, speaker: str, listener: str
+) -> Scene:
     repo = deps.repository
     return Scene(
         event.tenant_id,
         event.world_id,
         event.world_time,
-        await repo.profile(uow.conn, event.tenant_id, event.world_id, speaker),
-        await repo.profile(uow.conn, event.tenant_id, event.world_id, listener),
+        await repo.profile(conn, event.tenant_id, event.world_id, speaker),
+        await repo.profile(conn, event.tenant_id, event.world_id, listener),
     )
 
 
@@ -67,17 +87,84 @@ async def open_conversation(
     return conversation
 
 
-async def speak_next(
-    uow: UnitOfWork, deps: DialogueDeps, event: Envelope, conversation: Conversation
-) -> None:
-    """The participant whose turn it is speaks; the line is stored and emitted as ``UtteranceSpoken``."""
+@dataclass(frozen=True)
+class LineInputs:
+    """Everything the next line of a conversation is made from (besides the speaker's memories)."""
+
+    conversation: Conversation
+    scene: Scene
+    relationship: Relationship
+    places: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PreparedLine:
+    """A line computed before the poll's transaction, valid while its inputs are unchanged."""
+
+    inputs: LineInputs
+    line: Line
+    ends: bool
+
+
+@dataclass(frozen=True)
+class PreparedSummary:
+    """A closing summary computed before the poll's transaction, valid for that state of the conversation."""
+
+    conversation: Conversation
+    scene: Scene
+    summary: str
+
+
+async def line_inputs(
+    conn: AsyncConnection[Any], deps: DialogueDeps, event: Envelope, conversation: Conversation
+) -> LineInputs:
+    """Read what the next line depends on: the speaker is the participant whose turn it is."""
     speaker = conversation.initiator if conversation.turns % 2 == 0 else conversation.target
     listener = conversation.other(speaker)
-    scene = await _scene(uow, deps, event, speaker, listener)
     repo, t, w = deps.repository, event.tenant_id, event.world_id
-    rel = await repo.relationship(uow.conn, t, w, speaker, listener)
-    places = await repo.known_places(uow.conn, t, w, speaker)
-    line, ends = await next_line(deps, scene, conversation, rel, places)
+    scene = await _scene(conn, deps, event, speaker, listener)
+    rel = await repo.relationship(conn, t, w, speaker, listener)
+    places = tuple(await repo.known_places(conn, t, w, speaker))
+    return LineInputs(conversation, scene, rel, places)
+
+
+async def prepare_line(deps: DialogueDeps, inputs: LineInputs) -> PreparedLine:
+    """The next line from ``inputs`` (read by ``line_inputs``), made outside any transaction; ``speak_next``
+    uses it while the inputs are unchanged."""
+    conversation = inputs.conversation
+    line, ends = await next_line(deps, inputs.scene, conversation, inputs.relationship, list(inputs.places))
+    return PreparedLine(inputs, line, ends)
+
+
+async def closing_scene(
+    conn: AsyncConnection[Any], deps: DialogueDeps, event: Envelope, conversation: Conversation
+) -> Scene:
+    """The scene a conversation's summary is made in."""
+    return await _scene(conn, deps, event, conversation.initiator, conversation.target)
+
+
+async def prepare_summary(deps: DialogueDeps, conversation: Conversation, scene: Scene) -> PreparedSummary:
+    """The closing summary, made outside any transaction; ``close_conversation`` uses it if still current."""
+    return PreparedSummary(conversation, scene, await summarise(deps, scene, conversation))
+
+
+async def speak_next(
+    uow: UnitOfWork, deps: DialogueDeps, event: Envelope, conversation: Conversation,
+    prepared: PreparedLine | None = None,
+) -> None:
+    """The participant whose turn it is speaks; the line is stored and emitted as ``UtteranceSpoken``.
+
+    ``prepared`` (from ``prepare_line``, before the transaction) is used when what it was made from is
+    still what the transaction reads; otherwise the line is made here, as it would have been."""
+    inputs = await line_inputs(uow.conn, deps, event, conversation)
+    if prepared is not None and prepared.inputs == inputs:
+        line, ends = prepared.line, prepared.ends
+    else:
+        line, ends = await next_line(
+            deps, inputs.scene, conversation, inputs.relationship, list(inputs.places)
+        )
+    speaker, listener = inputs.scene.speaker.npc_id, inputs.scene.listener.npc_id
+    repo, t, w = deps.repository, event.tenant_id, event.world_id
     updated = record_line(conversation, line, deps.rules)
     await repo.save_conversation(uow.conn, updated)
     spoken = UtteranceSpoken(
@@ -96,12 +183,16 @@ async def speak_next(
 
 
 async def close_conversation(
-    uow: UnitOfWork, deps: DialogueDeps, event: Envelope, conversation: Conversation, ended_by: str | None
+    uow: UnitOfWork, deps: DialogueDeps, event: Envelope, conversation: Conversation, ended_by: str | None,
+    prepared: PreparedSummary | None = None,
 ) -> None:
     """End the conversation: one summary, ``ConversationEnded`` and ``RelationshipChanged`` for each side."""
     t, w, now = event.tenant_id, event.world_id, event.world_time
-    scene = await _scene(uow, deps, event, conversation.initiator, conversation.target)
-    summary = await summarise(deps, scene, conversation)
+    scene = await closing_scene(uow.conn, deps, event, conversation)
+    if prepared is not None and (prepared.conversation, prepared.scene) == (conversation, scene):
+        summary = prepared.summary
+    else:
+        summary = await summarise(deps, scene, conversation)
     ended = finish(conversation, now, ended_by)
     await deps.repository.save_conversation(uow.conn, ended)
     events: list[Envelope] = []

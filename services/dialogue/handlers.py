@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeGuard
 
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
@@ -28,8 +28,19 @@ from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
 from npcworld.messaging import Prepare
 from npcworld.stepping import steps
-from services.dialogue.conversations import close_conversation, open_conversation, speak_next
+from services.dialogue.conversations import (
+    PreparedLine,
+    PreparedSummary,
+    close_conversation,
+    closing_scene,
+    line_inputs,
+    open_conversation,
+    prepare_line,
+    prepare_summary,
+    speak_next,
+)
 from services.dialogue.deps import DialogueDeps
+from services.dialogue.domain import Conversation
 from services.dialogue.repository import NpcProfile
 from services.dialogue.speaking import Reply, Scene, reply_to_player
 
@@ -45,6 +56,8 @@ __all__ = [
     "on_utterance_spoken",
     "on_world_deleted",
     "on_world_ticked",
+    "prepare_lines",
+    "prepare_poll",
     "prepare_replies",
 ]
 
@@ -117,13 +130,21 @@ async def on_utterance_spoken(event: Envelope, uow: UnitOfWork, deps: DialogueDe
     conversation = await deps.repository.get_conversation(
         uow.conn, event.tenant_id, event.world_id, spoken.conversation_id
     )
-    if conversation is None or conversation.ended_at is not None or conversation.turns != spoken.turn:
+    if not _answers(conversation, spoken):
         return  # a line of a conversation that has already moved on (or belongs to another world)
+    prepared = deps.prepared.pop(event.event_id, None)
     if spoken.ends:
         by_speaker = conversation.turns < deps.rules.max_utterances
-        await close_conversation(uow, deps, event, conversation, speaker if by_speaker else None)
+        await close_conversation(uow, deps, event, conversation, speaker if by_speaker else None,
+                                 prepared if isinstance(prepared, PreparedSummary) else None)
     else:
-        await speak_next(uow, deps, event, conversation)
+        await speak_next(uow, deps, event, conversation,
+                         prepared if isinstance(prepared, PreparedLine) else None)
+
+
+def _answers(conversation: Conversation | None, spoken: UtteranceSpoken) -> TypeGuard[Conversation]:
+    """Is ``spoken`` the open conversation's latest line (so the listener answers it)?"""
+    return conversation is not None and conversation.ended_at is None and conversation.turns == spoken.turn
 
 
 async def _player_scene(conn: AsyncConnection[Any], event: Envelope, deps: DialogueDeps) -> Scene:
@@ -141,14 +162,51 @@ async def _reply(conn: AsyncConnection[Any], event: Envelope, deps: DialogueDeps
     return await reply_to_player(deps, scene, said.text, interview=said.mode == "interview")
 
 
+async def prepare_poll(events: list[Envelope], deps: DialogueDeps, pool: AsyncConnectionPool) -> None:
+    """Make a poll's model calls before its transaction opens: player replies, then conversation lines.
+
+    The transaction then only reads, compares and writes, so no event's model call waits behind an earlier
+    event's writes, and no transaction is held open across a call. The handlers use what was prepared when
+    its inputs are still what they read, and otherwise compute it themselves, as they would have.
+    """
+    deps.prepared.clear()  # the previous poll is committed: anything left there was not needed
+    await prepare_replies([e for e in events if e.type == "PlayerSpoke"], deps, pool)
+    await prepare_lines([e for e in events if e.type == "UtteranceSpoken"], deps, pool)
+
+
+async def prepare_lines(events: list[Envelope], deps: DialogueDeps, pool: AsyncConnectionPool) -> None:
+    """The next line (or the closing summary) of each conversation a line of this poll moves on.
+
+    One after another, in the poll's order: a speaker's retrievals mark memories accessed, which later
+    retrievals' recency reads, so the order stays the one the handlers would have used.
+    """
+    for event in events:
+        spoken = event.payload
+        assert isinstance(spoken, UtteranceSpoken)
+        with handling(event.event_id, event.correlation_id):
+            async with pool.connection() as conn:  # read, then give the connection back before the call
+                conversation = await deps.repository.get_conversation(
+                    conn, event.tenant_id, event.world_id, spoken.conversation_id
+                )
+                if not _answers(conversation, spoken):
+                    continue
+                if spoken.ends:
+                    scene = await closing_scene(conn, deps, event, conversation)
+                else:
+                    inputs = await line_inputs(conn, deps, event, conversation)
+            deps.prepared[event.event_id] = (
+                await prepare_summary(deps, conversation, scene) if spoken.ends
+                else await prepare_line(deps, inputs)
+            )
+
+
 async def prepare_replies(events: list[Envelope], deps: DialogueDeps, pool: AsyncConnectionPool) -> None:
-    """Compute a poll's player replies concurrently, before its transaction opens.
+    """Compute a poll's player replies concurrently.
 
     Each reply only reads (the NPC's profile and memories) and calls the LLM layer, so replies to different
     players need not wait for one another, and none waits inside the poll's transaction. ``on_player_spoke``
     takes its reply from here (or computes it itself when preparing failed).
     """
-    deps.prepared.clear()  # the previous poll is committed: anything left there was not needed
     gate = asyncio.Semaphore(deps.prepare_concurrency)
 
     async def one(event: Envelope) -> None:
@@ -165,7 +223,7 @@ async def prepare_replies(events: list[Envelope], deps: DialogueDeps, pool: Asyn
     await asyncio.gather(*(one(e) for e in events))
 
 
-PREPARE = Prepare(frozenset({"PlayerSpoke"}), prepare_replies)
+PREPARE = Prepare(frozenset({"PlayerSpoke", "UtteranceSpoken"}), prepare_poll)
 
 
 async def on_player_spoke(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
