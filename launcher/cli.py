@@ -450,6 +450,33 @@ def template_generate(npcs: int, seed: int, out: Path | None) -> None:
     click.echo(f"wrote {out}: {town['description']} Template name: {generated_name(npcs, seed)}")
 
 
+@main.command("test")
+@click.argument("scenarios", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--llm", type=click.Choice(["auto", "offline", "record", "replay"]), default="auto",
+              show_default=True,
+              help="auto: replay the recordings next to the scenarios if all have one, else offline.")
+@click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write JUnit XML here.")
+@click.option("--url", help="A running backend to test against (default: start a private one).")
+@click.option("--api-key", envvar="NPCWORLD_API_KEY", help="Its API key (NPCWORLD_API_KEY).")
+@click.option("--quiet-seconds", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
+              help="With --url: a world is settled once its event log is this long unchanged.")
+@click.option("--keep-logs", type=click.Path(file_okay=False, path_type=Path),
+              help="Copy the private backend's process logs here.")
+def test_scenarios(scenarios: tuple[Path, ...], llm: str, junit_xml: Path | None, url: str | None,
+                   api_key: str | None, quiet_seconds: float, keep_logs: Path | None) -> None:
+    """NPC regression tests: run scenario files (YAML) against fresh worlds (docs/studio-controls.md)."""
+    from launcher.scenarios.command import TestOptions, run_tests
+
+    opts = TestOptions(scenarios, llm, url, api_key, junit_xml, quiet_seconds, keep_logs)  # type: ignore[arg-type]
+    try:
+        code = run_tests(opts, click.echo)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    sys.exit(code)
+
+
 def _projection(service: str) -> Any:
     module = importlib.import_module(f"services.{service}.handlers")
     projection = getattr(module, "PROJECTION", None)
