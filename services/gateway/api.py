@@ -21,6 +21,7 @@ from npcworld.errors import InfraError
 from npcworld.messaging.reconnect import Backoff
 from npcworld.settings import resolve_endpoints
 from services.gateway.auth import RateLimiter
+from services.gateway.console import router as console_router
 from services.gateway.deps import WorldCache
 from services.gateway.idempotency import IdempotencyMiddleware
 from services.gateway.limits import EdgeLimitsMiddleware
@@ -89,6 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     _ops(app)
     for router in routers():
         app.include_router(router)
+    app.include_router(console_router)  # the ops console's pages (not in the API contract)
     install_openapi(app)
     return app
 

@@ -1,0 +1,124 @@
+"""Screenshots of each console view: ``python -m bench.console_screenshots [--out docs/console]``.
+
+Without ``--url`` it runs ``npcworld run`` (the embedded stack and the 25-NPC demo town) in a temporary
+home, signs in with the demo key once the town has acted for ``--wait`` seconds, and saves a PNG of the
+sign-in page, the world view (now, and scrubbed back), an NPC's inspector, the why view of one of its
+decisions, the operations page and the event log; then stops the run. With ``--url URL --key KEY
+--world W`` it uses a running gateway instead. Needs Debian's chromium (``/usr/bin/chromium``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from playwright.sync_api import Page, sync_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def sign_in(page: Page, url: str, key: str) -> None:
+    page.goto(f"{url}/console/login")
+    page.fill("#api-key", key)
+    page.click("#sign-in")
+    page.wait_for_url(re.compile(r".*/console/worlds$"))
+
+
+def shoot(url: str, key: str, world: str, npc: str | None, out: Path) -> list[Path]:
+    """Sign in and save one PNG per view under ``out``; returns the files."""
+    out.mkdir(parents=True, exist_ok=True)
+    saved: list[Path] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+
+        def save(name: str, full: bool = True) -> None:
+            path = out / f"{name}.png"
+            page.screenshot(path=str(path), full_page=full)
+            saved.append(path)
+
+        page.goto(f"{url}/console/login")
+        save("sign-in", full=False)
+        sign_in(page, url, key)
+        save("worlds", full=False)
+        page.goto(f"{url}/console/worlds/{world}")
+        save("world")
+        scrubber = page.locator("#scrubber")
+        low, high = float(scrubber.get_attribute("min") or 0), float(scrubber.get_attribute("max") or 0)
+        page.eval_on_selector("#scrubber", "(s, v) => { s.value = v; s.dispatchEvent(new Event('input')); }",
+                              str(int(low + (high - low) * 0.3)))
+        save("world-scrubbed")
+        npc = npc or page.locator("#npcs tr[data-npc]").first.get_attribute("data-npc")
+        page.goto(f"{url}/console/worlds/{world}/npcs/{npc}")
+        save("npc")
+        query = page.locator("#memories tr.memory td").nth(2).inner_text()[:60]
+        page.goto(f"{url}/console/worlds/{world}/npcs/{npc}?q={query}")
+        save("npc-retrieval")
+        why = page.locator("#decisions a.why").first.get_attribute("href")
+        page.goto(f"{url}{why}")
+        save("why")
+        page.goto(f"{url}/console/ops")
+        save("ops")
+        page.goto(f"{url}/console/events?world={world}")
+        save("events", full=False)
+        browser.close()
+    return saved
+
+
+def _demo(home: Path, wait: float) -> tuple[subprocess.Popen[str], str, str]:
+    port = _free_port()
+    env = {**os.environ, "NPCWORLD_HOME": str(home)}
+    env.pop("DATABASE_URL", None)
+    proc = subprocess.Popen([sys.executable, "-m", "launcher.cli", "run", "--port", str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        print(line, end="", flush=True)
+        if "demo town" in line and "running" in line:
+            break
+    else:
+        raise SystemExit("npcworld run ended before the demo town ran")
+    time.sleep(wait)
+    return proc, f"http://127.0.0.1:{port}", (home / "demo-api-key").read_text().strip()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("docs/console"))
+    parser.add_argument("--url")
+    parser.add_argument("--key")
+    parser.add_argument("--world", default="demo")
+    parser.add_argument("--npc", default="marta")
+    parser.add_argument("--wait", type=float, default=60.0, help="seconds the demo town runs first")
+    args = parser.parse_args()
+    if args.url:
+        for path in shoot(args.url, args.key, args.world, args.npc, args.out):
+            print(path)
+        return
+    with tempfile.TemporaryDirectory(prefix="npcworld-shots-") as home:
+        proc, url, key = _demo(Path(home), args.wait)
+        try:
+            for path in shoot(url, key, args.world, args.npc, args.out):
+                print(path)
+        finally:
+            os.killpg(proc.pid, signal.SIGINT)
+            proc.wait(120)
+
+
+if __name__ == "__main__":
+    main()

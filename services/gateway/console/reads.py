@@ -1,0 +1,269 @@
+"""What the console pages read, always within one tenant: the event log and the shared core's records
+(model calls, budgets, heartbeats, the outbox, dead letters). Synchronous; the pages run them in a thread.
+
+Nothing here reads another service's tables: positions, plans, memories, relationships and conversations
+are all in the log (``NpcsMoved``, ``ActionStarted``, ``DayPlanned``, ``MemoryRecorded``, ...).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from npcworld.eventlog import EVENT_COLUMNS, LoggedEvent, events_after
+from npcworld.eventstore.store import stored_stream_id
+from npcworld.fork import world_stream
+from npcworld.messaging.heartbeat import owed_sql
+from npcworld.outbox.relay import _OLDEST_AGE
+from services.gateway.console.replay import Change, NpcFrame, Place, changes_of, places_of, state_at
+
+__all__ = ["MemoryRow", "NpcPage", "OpsPage", "World", "WorldTimeline", "dead_letters_of", "npc_page",
+           "ops_page", "recent_events", "timeline", "world"]
+
+_POSITION_TYPES = ["NpcsMoved", "ActionStarted"]
+LAG_WINDOW = 10_000  # consumer lag is counted over the newest events of the log
+
+
+@dataclass
+class World:
+    world_id: str
+    name: str = ""
+    template: str | None = None
+    deleted: bool = False
+    exists: bool = False
+    sectors: list[dict[str, Any]] = field(default_factory=list)
+    tile_map: dict[str, Any] | None = None
+    npcs: dict[str, dict[str, Any]] = field(default_factory=dict)  # id → NpcCreated payload
+    created: list[LoggedEvent] = field(default_factory=list)  # NpcCreated events
+
+    @property
+    def places(self) -> list[Place]:
+        return places_of(self.world_id, self.sectors)
+
+    @property
+    def names(self) -> dict[str, str]:
+        return {n: str(p.get("name", n)) for n, p in self.npcs.items()}
+
+
+def _rows(conn: psycopg.Connection[Any], query: str, params: Any) -> list[dict[str, Any]]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(query, params).fetchall()
+
+
+def world(conn: psycopg.Connection[Any], tenant_id: str, world_id: str) -> World:
+    """The tenant's world as its world stream tells it (``exists`` False: none of this tenant's)."""
+    out = World(world_id)
+    rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE stream_id = %s ORDER BY version",
+                 (stored_stream_id(tenant_id, world_stream(world_id)),))
+    for row in rows:
+        e = LoggedEvent(**row)
+        p = e.payload
+        if e.type == "WorldCreated":
+            out.exists, out.name, out.template = True, str(p.get("name", "")), p.get("template")
+        elif e.type == "WorldDeleted":
+            out.deleted = True
+        elif e.type == "WorldDefined":
+            out.sectors, out.tile_map = list(p.get("sectors", [])), p.get("tile_map")
+        elif e.type == "NpcCreated":
+            out.npcs[str(p["npc_id"])] = p
+            out.created.append(e)
+    return out
+
+
+def worlds(
+    conn: psycopg.Connection[Any], tenant_id: str, only: frozenset[str] | None
+) -> list[dict[str, Any]]:
+    """The tenant's live worlds with their NPC counts and world-time span, newest first."""
+    return _rows(
+        conn,
+        "SELECT c.world_id, c.payload->>'name' AS name, c.payload->>'template' AS template,"
+        " (SELECT count(*) FROM events n WHERE n.stream_id = c.stream_id AND n.type = 'NpcCreated') AS npcs,"
+        " (SELECT max(world_time) FROM events t WHERE t.tenant_id = c.tenant_id AND t.world_id = c.world_id)"
+        " AS now FROM events c WHERE c.tenant_id = %(t)s AND c.type = 'WorldCreated'"
+        " AND (%(only)s::text[] IS NULL OR c.world_id = ANY(%(only)s::text[]))"
+        " AND NOT EXISTS (SELECT 1 FROM events d WHERE d.tenant_id = c.tenant_id AND d.world_id = c.world_id"
+        " AND d.type = 'WorldDeleted') ORDER BY c.seq DESC LIMIT 200",
+        {"t": tenant_id, "only": sorted(only) if only is not None else None},
+    )
+
+
+@dataclass
+class WorldTimeline:
+    first: datetime | None
+    last: datetime | None
+    since: datetime | None
+    start: dict[str, NpcFrame]
+    changes: list[Change]
+    last_seq: int
+
+
+def timeline(
+    conn: psycopg.Connection[Any], tenant_id: str, w: World, span: timedelta, until: datetime | None = None
+) -> WorldTimeline:
+    """Positions and actions over the world-time window ``(until - span, until]`` (``until``: the world's
+    latest time), with each NPC's state as the window opens."""
+    bounds = _rows(conn, "SELECT min(world_time) AS first, max(world_time) AS last, max(seq) AS seq"
+                   " FROM events WHERE tenant_id = %s AND world_id = %s", (tenant_id, w.world_id))[0]
+    first, last = bounds["first"], bounds["last"]
+    if last is None:
+        return WorldTimeline(None, None, None, {}, [], 0)
+    end = min(until, last) if until else last
+    since = max(first, end - span)
+    before = _rows(
+        conn,
+        f"SELECT DISTINCT ON (npc_id, type) {EVENT_COLUMNS} FROM events WHERE tenant_id = %s"
+        " AND world_id = %s AND type = ANY(%s) AND world_time <= %s AND npc_id IS NOT NULL"
+        " ORDER BY npc_id, type, world_time DESC, seq DESC",
+        (tenant_id, w.world_id, _POSITION_TYPES, since),
+    )
+    opening = changes_of([*w.created, *(LoggedEvent(**r) for r in before)])
+    start = state_at(w.names, opening)
+    rows = _rows(
+        conn,
+        f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = %s AND world_id = %s AND type = ANY(%s)"
+        " AND world_time > %s AND world_time <= %s ORDER BY seq",
+        (tenant_id, w.world_id, _POSITION_TYPES, since, end),
+    )
+    return WorldTimeline(first, last, since, start, changes_of(LoggedEvent(**r) for r in rows),
+                         int(bounds["seq"] or 0))
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    memory_id: str
+    kind: str
+    description: str
+    importance: int
+    created_at: str
+    last_access: str
+    recency: float  # 0.995 per world hour since the last access, as retrieval scores it (before scaling)
+    evidence: tuple[str, ...]
+    depth: int
+    event_id: uuid.UUID
+
+
+@dataclass
+class NpcPage:
+    persona: dict[str, Any]
+    action: LoggedEvent | None = None
+    plan: LoggedEvent | None = None
+    revisions: list[LoggedEvent] = field(default_factory=list)
+    memories: list[MemoryRow] = field(default_factory=list)
+    relationships: list[LoggedEvent] = field(default_factory=list)
+    conversations: dict[str, list[LoggedEvent]] = field(default_factory=dict)
+    decisions: list[LoggedEvent] = field(default_factory=list)
+    now: datetime | None = None
+
+
+def _npc_events(conn: psycopg.Connection[Any], tenant_id: str, world_id: str, npc_id: str,
+                types: list[str], limit: int) -> list[LoggedEvent]:
+    rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = %s AND world_id = %s"
+                 " AND npc_id = %s AND type = ANY(%s) ORDER BY seq DESC LIMIT %s",
+                 (tenant_id, world_id, npc_id, types, limit))
+    return [LoggedEvent(**r) for r in rows]
+
+
+def npc_page(
+    conn: psycopg.Connection[Any], tenant_id: str, w: World, npc_id: str, memories: int = 300
+) -> NpcPage:
+    """An NPC's persona, current action, day plan, memory stream, relationships and conversations."""
+    page = NpcPage(persona=w.npcs[npc_id])
+    ws = (tenant_id, w.world_id, npc_id)
+    actions = _npc_events(conn, *ws, ["ActionStarted"], 1)
+    page.action = actions[0] if actions else None
+    page.decisions = _npc_events(conn, *ws, ["ActionDecided", "PlanRevised", "ConversationRequested"], 20)
+    plans = _npc_events(conn, *ws, ["DayPlanned"], 1)
+    page.plan = plans[0] if plans else None
+    if page.plan is not None:
+        revised = _npc_events(conn, *ws, ["PlanRevised"], 20)
+        page.revisions = [e for e in revised if e.seq > page.plan.seq][::-1]
+    recorded = _npc_events(conn, *ws, ["MemoryRecorded"], memories)
+    accessed: dict[str, str] = {}
+    for e in _npc_events(conn, *ws, ["MemoriesAccessed"], 2000)[::-1]:
+        for m in e.payload.get("memory_ids", ()):
+            accessed[m] = str(e.payload.get("accessed_at"))
+    now = _rows(conn, "SELECT max(world_time) AS t FROM events WHERE tenant_id = %s AND world_id = %s",
+                (tenant_id, w.world_id))[0]["t"]
+    page.now = now
+    for e in recorded:
+        p = e.payload
+        last = accessed.get(p["memory_id"], p["created_at"])
+        hours = max(0.0, (now - datetime.fromisoformat(last)).total_seconds() / 3600) if now else 0.0
+        page.memories.append(MemoryRow(
+            p["memory_id"], p["kind"], p["description"], int(p["importance"]), p["created_at"], last,
+            round(0.995 ** hours, 4), tuple(p.get("evidence", ())), int(p.get("depth", 0)), e.event_id))
+    latest: dict[str, LoggedEvent] = {}
+    for e in _npc_events(conn, *ws, ["RelationshipChanged"], 500)[::-1]:
+        latest[str(e.payload.get("other_id"))] = e
+    page.relationships = sorted(latest.values(), key=lambda e: -float(e.payload.get("sentiment", 0)))
+    ids = {str(e.payload["conversation_id"]) for e in _npc_events(conn, *ws, ["UtteranceSpoken"], 200)}
+    ids |= {str(e.payload["conversation_id"]) for e in _npc_events(conn, *ws, ["ConversationEnded"], 50)}
+    if ids:
+        rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = %s AND world_id = %s"
+                     " AND type = 'UtteranceSpoken' AND payload->>'conversation_id' = ANY(%s) ORDER BY seq",
+                     (tenant_id, w.world_id, sorted(ids)))
+        for r in rows:
+            e = LoggedEvent(**r)
+            page.conversations.setdefault(str(e.payload["conversation_id"]), []).append(e)
+    return page
+
+
+def recent_events(
+    conn: psycopg.Connection[Any], tenant_id: str, *, world_id: str | None = None, npc_id: str | None = None,
+    types: tuple[str, ...] = (), after: int = 0, limit: int = 100,
+) -> list[LoggedEvent]:
+    """The newest matching events of the tenant (after ``after``), oldest first."""
+    return events_after(conn, after, newest=True, tenant_id=tenant_id, world_id=world_id, npc_id=npc_id,
+                        types=types, limit=limit)
+
+
+@dataclass
+class OpsPage:
+    heartbeats: list[dict[str, Any]]
+    lag: dict[str, int]
+    outbox: dict[str, Any]
+    generation: dict[str, Any] | None
+    budgets: list[dict[str, Any]]
+    calls: list[dict[str, Any]]
+    dead: list[dict[str, Any]]
+
+
+def dead_letters_of(conn: psycopg.Connection[Any], tenant_id: str, limit: int = 100) -> list[dict[str, Any]]:
+    """Dead letters of the tenant's events, newest first (a message that was no event names no tenant and
+    is listed by ``npcworld dlq list`` only)."""
+    return _rows(
+        conn,
+        "SELECT d.id, d.consumer, d.event_id, d.event_type, d.topic, d.reason, d.created_at, e.world_id,"
+        " e.npc_id FROM dead_letters d JOIN events e ON e.event_id = d.event_id WHERE e.tenant_id = %s"
+        " ORDER BY d.id DESC LIMIT %s",
+        (tenant_id, limit),
+    )
+
+
+def ops_page(conn: psycopg.Connection[Any], tenant_id: str) -> OpsPage:
+    """Processes' heartbeats and lag, the outbox, broker generation (the deployment's), and the tenant's
+    model budgets, model-call outcomes of the last hour and dead letters."""
+    heartbeats = _rows(conn, "SELECT consumer, generation, parked, started_at, seen_at,"
+                       " extract(epoch FROM now() - seen_at)::float8 AS age FROM consumer_heartbeats"
+                       " ORDER BY consumer", ())
+    top = _rows(conn, "SELECT coalesce(max(seq), 0) AS seq FROM events", ())[0]["seq"]
+    lag = {r["consumer"]: int(r["n"]) for r in _rows(
+        conn, f"WITH {owed_sql()} SELECT consumer, count(*) AS n FROM owed GROUP BY consumer",
+        {"since": max(0, top - LAG_WINDOW), "until": top, "alive": 3600})}
+    outbox = _rows(conn, "SELECT count(*) AS pending FROM outbox", ())[0]
+    outbox["age"] = float(_rows(conn, _OLDEST_AGE, ())[0]["coalesce"])
+    generations = _rows(conn, "SELECT generation, checkpoint_seq, created_at, ready_at"
+                        " FROM broker_generations ORDER BY generation DESC LIMIT 1", ())
+    budgets = _rows(conn, "SELECT world_id, limit_tokens, used_tokens, fallback_since FROM llm_budgets"
+                    " WHERE tenant_id = %s ORDER BY world_id", (tenant_id,))
+    calls = _rows(conn, "SELECT provider, outcome, count(*) AS n,"
+                  " round(avg(latency_ms)::numeric, 1) AS latency FROM llm_calls WHERE tenant_id = %s"
+                  " AND created_at > now() - interval '1 hour'"
+                  " GROUP BY provider, outcome ORDER BY provider, outcome", (tenant_id,))
+    return OpsPage(heartbeats, lag, outbox, generations[0] if generations else None, budgets, calls,
+                   dead_letters_of(conn, tenant_id))
