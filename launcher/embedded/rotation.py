@@ -35,7 +35,14 @@ from psycopg_pool import AsyncConnectionPool
 from npcworld.messaging.heartbeat import LIVE_SECONDS, owed_sql
 from npcworld.messaging.kafka import ensure_topics
 
-__all__ = ["PROGRESS_SQL", "BrokerRotation", "RotationResult", "rotate_broker", "rotation_due"]
+__all__ = [
+    "PROGRESS_SQL",
+    "BrokerRotation",
+    "RotationResult",
+    "consumers_not_parked",
+    "rotate_broker",
+    "rotation_due",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -99,10 +106,11 @@ async def _latest(pool: AsyncConnectionPool) -> tuple[int, int]:
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
-async def _consumers_not_parked(pool: AsyncConnectionPool, generation: int) -> list[str]:
+async def consumers_not_parked(pool: AsyncConnectionPool, generation: int) -> list[str]:
+    """Live services (any instance of them) that have not yet parked on ``generation``."""
     async with pool.connection() as conn:
         rows = await (await conn.execute(
-            "SELECT consumer FROM consumer_heartbeats"
+            "SELECT DISTINCT consumer FROM consumer_heartbeats"
             " WHERE seen_at > now() - make_interval(secs => %s) AND NOT (generation = %s AND parked)"
             " AND cardinality(types) > 0 ORDER BY consumer",  # no types: reads no Kafka (webhooks)
             (LIVE_SECONDS, generation),
@@ -139,7 +147,7 @@ async def rotate_broker(
         generation = await _record(pool, until)
 
         async def all_parked() -> bool:
-            return not await _consumers_not_parked(pool, generation)
+            return not await consumers_not_parked(pool, generation)
 
         await _poll(f"consumers parking on generation {generation}", all_parked, timeout, 0.02)
         await restart_broker()

@@ -139,7 +139,7 @@ async def _simulate(
         services = [n for n in group.commands if n in SERVICE_MODULES]
         await _wait(
             pool,
-            "SELECT count(*) FROM consumer_heartbeats WHERE consumer = ANY(%s)",
+            "SELECT count(DISTINCT consumer) FROM consumer_heartbeats WHERE consumer = ANY(%s)",
             services,
             lambda n: n == len(services),
             group,

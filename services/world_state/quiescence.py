@@ -49,7 +49,8 @@ _SNAPSHOT = f"""
 WITH bound AS (
     SELECT coalesce(%(bound)s::bigint, (SELECT max(seq) FROM events), 0) AS seq
 ), live AS (
-    SELECT consumer, types FROM consumer_heartbeats WHERE seen_at > now() - make_interval(secs => %(alive)s)
+    SELECT DISTINCT consumer, types FROM consumer_heartbeats
+     WHERE seen_at > now() - make_interval(secs => %(alive)s)
 ), caused AS (
     SELECT DISTINCT correlation_id FROM events
      WHERE seq > %(since)s AND seq <= (SELECT seq FROM bound)

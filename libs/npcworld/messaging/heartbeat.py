@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import uuid
 from collections.abc import Iterable
 
 from psycopg_pool import AsyncConnectionPool
@@ -25,7 +27,8 @@ def owed_sql() -> str:
     """CTEs ``live`` and ``owed``: each live consumer's unprocessed, not dead-lettered events of its types
     with ``%(since)s < seq <= %(until)s`` (parameters ``since``, ``until`` and ``alive``, in seconds)."""
     return """live AS (
-    SELECT consumer, types FROM consumer_heartbeats WHERE seen_at > now() - make_interval(secs => %(alive)s)
+    SELECT DISTINCT consumer, types FROM consumer_heartbeats
+     WHERE seen_at > now() - make_interval(secs => %(alive)s)
 ), owed AS (
     SELECT live.consumer, e.event_id
       FROM events e JOIN live ON e.type = ANY (live.types)
@@ -37,8 +40,15 @@ def owed_sql() -> str:
 )"""
 
 
+def instance_id() -> str:
+    """This process's row among its service's instances: its static group-member id when it has one
+    (KAFKA_GROUP_INSTANCE_ID, so a restarted instance takes its row back), else one of its own."""
+    return os.environ.get("KAFKA_GROUP_INSTANCE_ID") or f"pid-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
 class Heartbeat:
-    """Upserts ``(name, types, generation, parked, seen_at = now())`` at ``start`` and then every ``seconds``.
+    """Upserts ``(name, instance, types, generation, parked, seen_at = now())`` at ``start`` and then every
+    ``seconds``; each instance of a service beats on a row of its own (``instance_id``).
 
     ``generation`` is the broker generation the owner consumes from (``parked``: it has stopped its Kafka
     consumer and waits for that generation's broker). Each beat also reads the newest generation into
@@ -50,6 +60,7 @@ class Heartbeat:
         self, pool: AsyncConnectionPool, name: str, types: Iterable[str], *, seconds: float = 2.0
     ) -> None:
         self.pool, self.name, self.types, self.seconds = pool, name, sorted(set(types)), seconds
+        self.instance = instance_id()
         self.generation = 0
         self.parked = False
         self.current = 0
@@ -60,13 +71,13 @@ class Heartbeat:
     async def beat(self) -> None:
         async with self.pool.connection() as conn:
             cur = await conn.execute(
-                "INSERT INTO consumer_heartbeats (consumer, types, generation, parked)"
-                " VALUES (%s, %s, %s, %s)"
-                " ON CONFLICT (consumer) DO UPDATE SET types = EXCLUDED.types,"
+                "INSERT INTO consumer_heartbeats (consumer, instance, types, generation, parked)"
+                " VALUES (%s, %s, %s, %s, %s)"
+                " ON CONFLICT (consumer, instance) DO UPDATE SET types = EXCLUDED.types,"
                 " generation = EXCLUDED.generation, parked = EXCLUDED.parked, seen_at = now()"
                 " RETURNING (SELECT generation FROM broker_generations ORDER BY generation DESC LIMIT 1),"
                 " (SELECT ready_at IS NOT NULL FROM broker_generations ORDER BY generation DESC LIMIT 1)",
-                (self.name, self.types, self.generation, self.parked),
+                (self.name, self.instance, self.types, self.generation, self.parked),
             )
             row = await cur.fetchone()
         self.current = int(row[0]) if row and row[0] is not None else 0
@@ -104,7 +115,8 @@ class Heartbeat:
                 await self._task
         try:
             async with self.pool.connection() as conn:
-                await conn.execute("DELETE FROM consumer_heartbeats WHERE consumer = %s", (self.name,))
+                await conn.execute("DELETE FROM consumer_heartbeats WHERE consumer = %s AND instance = %s",
+                                   (self.name, self.instance))
         except Exception as exc:
             logger.warning("%s: could not withdraw its heartbeat: %r", self.name, exc)
 

@@ -85,7 +85,7 @@ class Town:
         await eventually(lambda: self._value("SELECT count(*) FROM ws_clocks WHERE world_id = %s",
                                              self.world_id), lambda n: n == 1, timeout=120)
         services = [n for n in self.group.commands if n in SERVICE_MODULES]
-        beating = "SELECT count(*) FROM consumer_heartbeats WHERE consumer = ANY(%s)"
+        beating = "SELECT count(DISTINCT consumer) FROM consumer_heartbeats WHERE consumer = ANY(%s)"
         await eventually(lambda: self._value(beating, services), lambda n: n == len(services), timeout=120)
         await self.settle()
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
+from launcher.embedded.rotation import consumers_not_parked
 from npcworld.contracts import Envelope, ObservationMade
 from npcworld.errors import TransientError
 from npcworld.eventstore import EventStore, UnitOfWork
@@ -112,6 +113,34 @@ async def test_dead_consumers_are_not_waited_for_and_dead_letters_count_as_diges
         )
     assert (await probe.snapshot()).idle
     await heartbeat.stop()  # withdrawn: no longer waited for
+
+
+async def test_a_service_with_two_instances_is_waited_for_until_its_last_instance_stops(
+    pool: AsyncConnectionPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Instances beat on rows of their own: one stopping cleanly (or parking for a broker rotation) does not
+    make the service look gone or parked while the other still consumes, and its work is counted once."""
+    name = f"twice-{uuid.uuid4().hex[:8]}"
+    probe = PipelineProbe(pool)
+    assert await probe.wait_idle(5)
+    monkeypatch.setenv("KAFKA_GROUP_INSTANCE_ID", "run")
+    first = Heartbeat(pool, name, ["ObservationMade"])
+    monkeypatch.setenv("KAFKA_GROUP_INSTANCE_ID", "run-2")
+    second = Heartbeat(pool, name, ["ObservationMade"])
+    await first.beat()
+    await second.beat()
+    await _post(pool, f"w-{uuid.uuid4().hex[:8]}")
+    async with pool.connection() as conn:
+        await conn.execute("DELETE FROM outbox")  # as if the relay had published it
+
+    state = await probe.snapshot()
+    assert state.behind == (name,) and state.owed == 1  # once, not once per instance
+    await first.park(asyncio.Event())
+    assert name in await consumers_not_parked(pool, first.current)  # the other instance still consumes
+    await first.stop()
+    assert (await probe.snapshot()).behind == (name,)  # still owed: the other instance lives
+    await second.stop()
+    assert (await probe.snapshot()).idle
 
 
 async def test_a_pending_reflection_run_keeps_the_pipeline_busy(pool: AsyncConnectionPool) -> None:
