@@ -76,7 +76,7 @@ class PrivateBackend:
             while True:
                 async with pool.connection() as conn:
                     cur = await conn.execute(
-                        "SELECT count(*) FROM consumer_heartbeats WHERE consumer = ANY(%s)",
+                        "SELECT count(DISTINCT consumer) FROM consumer_heartbeats WHERE consumer = ANY(%s)",
                         (list(SERVICE_MODULES),))
                     row = await cur.fetchone()
                 if row is not None and row[0] >= len(SERVICE_MODULES):
