@@ -1,0 +1,193 @@
+"""Scale runs: generated towns (``town-<npcs>-<seed>``) of 25, 100, 250 and 1,000 NPCs, stepped and live.
+
+Run: python -m bench.scale [--npcs 25,100,250,1000] [--modes stepped,live] [--hours 0.25]
+                           [--live-seconds 120] [--speed 1] [--seed 1] [--json FILE]
+
+Each run has a private embedded stack (its own Postgres and broker on a free port) and every service process,
+and creates the town as ``npcworld simulate`` does. **Stepped** resumes the clock stepped, as ``simulate``
+does (each step starts once the pipeline has digested the previous one; the broker is replaced every 20,000
+events), for ``--hours`` of world time. **Live** runs the clock in real time (``--speed`` world seconds per
+wall second, 10 s steps) for ``--live-seconds`` of wall time. Measured from just before the clock starts (the
+town loaded and the pipeline quiet) to the last step: NPC-steps/s, the real-time factor
+(world seconds per wall second; a live run at speed 1 keeps up when it is 1), CPU used per process (from
+/proc, as a share of one core), events stored per NPC-step, LLM calls per NPC per simulated day by prompt kind
+(the ``llm_calls`` table) and storage per NPC-day (growth of every table's size), with the load average at the
+start and the end beside them: other work on the machine skews every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from bench._scale_watch import figures, snapshot
+from bench._stack import _free_port
+from launcher.embedded import EmbeddedStack
+from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
+from launcher.embedded.rotation import BrokerRotation
+from launcher.supervisor import SERVICE_MODULES, ProcessGroup, process_commands, rotate_group_broker
+from npcworld.contracts import ClockChanged, EventPayload, WorldCreated
+from npcworld.db import open_pool
+from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.fork import world_stream
+from npcworld.templates import load_template
+from npcworld.templates.generator import generated_name
+
+STEP_SECONDS = 10.0
+
+
+def run(npcs: int, seed: int, speed: float | None, span: float, work: Path) -> dict[str, Any]:
+    """One town on a private stack: stepped (``speed`` None) for ``span`` world seconds, or live for
+    ``span`` wall seconds."""
+    home = work / "stack"
+    stack = EmbeddedStack(home, kafka_port=_free_port())
+    state = stack.up()
+    memory_port = _free_port()  # as npcworld simulate: the stack is private, so is its memory API
+    env = {
+        **state.client_env(dict(os.environ)),
+        "MEMORY_API_HOST": "127.0.0.1",
+        "MEMORY_API_PORT": str(memory_port),
+        "MEMORY_API_URL": f"http://127.0.0.1:{memory_port}",
+        "NPCWORLD_SEED": str(seed),
+        "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
+    }
+    group = ProcessGroup(process_commands(None), env, home / "logs")
+    group.start()
+    try:
+        town = _Town(npcs, seed, state.database_url, home, group, stack)
+        return asyncio.run(town.measure(speed, span))
+    finally:
+        group.stop()
+        stack.down()
+
+
+async def _append(conn: Any, stream: str, payload: EventPayload, tenant: str, world: str, when: Any) -> None:
+    uow = UnitOfWork(conn, EventStore())
+    await uow.append(stream, [uow.new_event(payload, tenant_id=tenant, world_id=world, world_time=when)])
+
+
+class _Town:
+    """Creates the town, waits for it to load and the pipeline to go quiet, starts the clock and measures."""
+
+    def __init__(
+        self, npcs: int, seed: int, url: str, home: Path, group: ProcessGroup, stack: EmbeddedStack
+    ) -> None:
+        self.npcs, self.url, self.home, self.group, self.stack = npcs, url, home, group, stack
+        self.name = generated_name(npcs, seed)
+        self.world = f"scale-{self.name}"
+        self.rotation = BrokerRotation(DEFAULT_ROTATE_EVENTS)
+
+    async def measure(self, speed: float | None, span: float) -> dict[str, Any]:
+        from services.gateway.repository import GatewayRepository
+        from services.world_state.quiescence import PipelineProbe
+
+        start = load_template(self.name).start_time
+        pool = await open_pool(self.url, max_size=3, name="scale")
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                tenant, _ = await GatewayRepository(conn).create_tenant("scale")
+                created = WorldCreated(name=self.world, template=self.name, start_time=start)
+                await _append(conn, world_stream(self.world), created, tenant, self.world, start)
+            await self._until(pool, "SELECT count(*) FROM ws_clocks WHERE world_id = %s", self.world, 1, 900)
+            services = [n for n in self.group.commands if n in SERVICE_MODULES]
+            sql = "SELECT count(*) FROM consumer_heartbeats WHERE consumer = ANY(%s)"
+            await self._until(pool, sql, services, len(services), 300)
+            await PipelineProbe(pool).wait_idle(900)
+            first = snapshot(self.url, self.home, os.getpid())
+            steps = round(span / STEP_SECONDS)
+            until = start + timedelta(seconds=steps * STEP_SECONDS) if speed is None else None
+            async with pool.connection() as conn, conn.transaction():
+                resume = ClockChanged(paused=False, speed=speed, step_seconds=STEP_SECONDS, until=until)
+                await _append(conn, f"clock-ops-{self.world}", resume, tenant, self.world, start)
+            if speed is None:
+                sql = "SELECT step FROM ws_clocks WHERE world_id = %s"
+                await self._until(pool, sql, self.world, steps, 86400, rotate=True)
+            else:
+                end = time.monotonic() + span
+                while time.monotonic() < end:
+                    self.group.restart_crashed()
+                    await asyncio.sleep(min(1.0, max(0.0, end - time.monotonic())))
+            last = snapshot(self.url, self.home, os.getpid())
+        finally:
+            await pool.close()
+        out = figures(self.npcs, STEP_SECONDS, first, last)
+        out["broker_rotations"] = len(self.rotation.rotations)
+        if speed is not None:
+            out["speed"], out["steps_due"] = speed, int(span * speed / STEP_SECONDS)
+        return out
+
+    async def _until(
+        self, pool: Any, sql: str, param: Any, target: int, timeout: float, rotate: bool = False
+    ) -> None:
+        """Poll ``sql`` until it reaches ``target``, restarting crashed processes (and, on long stepped
+        runs, replacing the embedded broker as npcworld simulate does)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            async with pool.connection() as conn:
+                row = await (await conn.execute(sql, (param,))).fetchone()
+            if row and row[0] is not None and int(row[0]) >= target:
+                return
+            self.group.restart_crashed()
+            if rotate and await self.rotation.due(pool):
+                self.rotation.rotations.append(await rotate_group_broker(pool, self.stack, self.group))
+            await asyncio.sleep(0.5)
+        raise TimeoutError(f"not done after {timeout} s: {sql}")
+
+
+def _line(label: str, values: dict[str, Any]) -> str:
+    return f"  {label}: " + ", ".join(f"{k} {v}" for k, v in values.items())
+
+
+def show(mode: str, r: dict[str, Any]) -> None:
+    load = r["load_average"]
+    print(f"{r['npcs']} NPCs {mode}: {r['steps']} steps ({r['world_seconds']:.0f} world s) "
+          f"in {r['wall_seconds']} s"
+          f"  [load average {' '.join(f'{x:.2f}' for x in load['start'])} -> "
+          f"{' '.join(f'{x:.2f}' for x in load['end'])}]")
+    due = f" (steps due {r['steps_due']})" if "steps_due" in r else ""
+    print(f"  NPC-steps/s {r['npc_steps_per_second']}  real-time factor {r['realtime_factor']}{due}  "
+          f"events per NPC-step {r['events_per_npc_step']}  CPU cores used {r['cpu_cores_used']}")
+    print(f"  storage MB per NPC-day {r['storage_mb_per_npc_day']} ({r['storage_mb']} MB in all)")
+    print(_line("largest tables (MB per NPC-day)", r["largest_tables_mb_per_npc_day"]))
+    print(_line("LLM calls per NPC-day", r["llm_calls_per_npc_day"]))
+    print(_line("CPU (share of one core)", r["cpu_share_of_one_core"]), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--npcs", default="25,100,250,1000", help="comma-separated town sizes")
+    parser.add_argument("--modes", default="stepped,live", help="stepped, live or both")
+    parser.add_argument("--hours", type=float, default=0.25, help="world hours of each stepped run")
+    parser.add_argument("--live-seconds", type=float, default=120, help="wall seconds of each live run")
+    parser.add_argument("--speed", type=float, default=1.0, help="live clock: world seconds per wall second")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path, help="also write every run's figures here")
+    args = parser.parse_args()
+    modes = [m for m in args.modes.split(",") if m]
+    if set(modes) - {"stepped", "live"}:
+        parser.error("--modes takes stepped and/or live")
+    results: list[dict[str, Any]] = []
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores",
+          flush=True)
+    for npcs in (int(n) for n in args.npcs.split(",") if n):
+        for mode in modes:
+            with tempfile.TemporaryDirectory(prefix=f"scale-{npcs}-{mode}-") as tmp:
+                if mode == "stepped":
+                    r = run(npcs, args.seed, None, args.hours * 3600, Path(tmp))
+                else:
+                    r = run(npcs, args.seed, args.speed, args.live_seconds, Path(tmp))
+            show(mode, r)
+            results.append({"mode": mode, "template": generated_name(npcs, args.seed), **r})
+            if args.json:
+                args.json.write_text(json.dumps(results, indent=2, default=str) + "\n")
+
+
+if __name__ == "__main__":
+    main()
