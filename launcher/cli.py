@@ -423,7 +423,12 @@ def simulate(
         services = tuple(s for s in only.split(",") if s)
         cfg = SimulationConfig(template, days, seed, step_seconds, out, services, rotate_events,
                                _instances(instances))
-        report = run_simulation(cfg, progress)
+        try:
+            report = run_simulation(cfg, progress)
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP: the run has stopped its processes and stack
+            click.echo(f"\nstopped: no report; the run's processes and its stack under {out}/stack are down",
+                       err=True)
+            sys.exit(130)
     click.echo(to_markdown(report))
     click.echo(f"saved {out}/report.json and {out}/report.md")
 

@@ -17,13 +17,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from launcher.embedded.procs import processes_of, signal_all, wait_gone
 from npcworld.errors import InfraError
 
-__all__ = ["Guardian", "RunLock", "run_holder", "run_state", "stop_leftovers"]
+__all__ = ["Guardian", "RunLock", "guarded", "run_holder", "run_state", "stop_leftovers"]
 
 _CLEAN = b"stopped\n"
 
@@ -137,6 +137,29 @@ class Guardian:
             self.proc.stdin.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(10)
+
+
+def _interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+@contextlib.contextmanager
+def guarded(home: Path) -> Iterator[None]:
+    """A command that owns a private stack under ``home`` (``npcworld simulate``, ``npcworld test``) stops it
+    however it ends: SIGTERM and SIGHUP unwind it like Ctrl-C (so its ``finally`` blocks stop the services and
+    the stack), and a guardian process stops whatever is left if it is SIGKILLed. Its children must carry
+    ``STACK_MARKER=<home>`` in their environment for the guardian to find them."""
+    lock = RunLock(home)
+    lock.acquire()
+    guardian = Guardian(home, lock)
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        guardian.dismiss()
+        lock.release()
 
 
 def stop_leftovers(home: Path, *, exclude: tuple[int, ...] = (), timeout: float = 10.0) -> int:

@@ -21,8 +21,10 @@ from typing import Any
 
 from launcher.embedded import EmbeddedStack
 from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
+from launcher.embedded.procs import STACK_MARKER
 from launcher.embedded.rotation import BrokerRotation
 from launcher.instances import instance_env
+from launcher.run_guard import guarded, stop_leftovers
 from launcher.simulation.eventlog import read_facts
 from launcher.simulation.report import build_report, to_markdown
 from launcher.supervisor import SERVICE_MODULES, ProcessGroup, process_commands, rotate_group_broker
@@ -62,40 +64,59 @@ def _free_port() -> int:
 def run_simulation(cfg: SimulationConfig, progress: Progress | None = None) -> dict[str, Any]:
     """Run one simulation on a private stack under ``cfg.out``; returns the report (also written there)."""
     template = load_template(cfg.template)
+    if unknown := set(cfg.services) - set(SERVICE_MODULES):
+        raise ValueError(f"unknown services: {sorted(unknown)} (known: {', '.join(SERVICE_MODULES)})")
     home = cfg.out / "stack"
-    if home.exists():
-        EmbeddedStack(home).down()
-        shutil.rmtree(home)
-    stack = EmbeddedStack(home, kafka_port=_free_port())
-    state = stack.up()
-    memory_port = _free_port()  # the stack is private, so is its memory API: a live backend may use 8101
-    env = {
-        **state.client_env(dict(os.environ)),
-        "MEMORY_API_HOST": "127.0.0.1",
-        "MEMORY_API_PORT": str(memory_port),
-        "MEMORY_API_URL": f"http://127.0.0.1:{memory_port}",
-        "NPCWORLD_SEED": str(cfg.seed),
-        "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
-    }
-    commands = process_commands(None, cfg.instances)
-    if cfg.services:
-        unknown = set(cfg.services) - set(SERVICE_MODULES)
-        if unknown:
-            raise ValueError(f"unknown services: {sorted(unknown)} (known: {', '.join(SERVICE_MODULES)})")
-        commands = {n: c for n, c in commands.items()
-                    if n == "relay" or n.rsplit("-", 1)[0] in cfg.services or n in cfg.services}
-    shared, own = instance_env(cfg.instances, env)
-    group = ProcessGroup(commands, env | shared, home / "logs", own_env=own)
-    group.start()
-    try:
-        report = asyncio.run(_simulate(cfg, state.database_url, template.start_time, group, progress, stack))
-    finally:
-        group.stop()
-        stack.down()
+    home.mkdir(parents=True, exist_ok=True)
+    # SIGTERM/SIGHUP stop the run like Ctrl-C, and a guardian stops its stack if it is SIGKILLed; a second
+    # run on the same directory waits for (or refuses) the first.
+    with guarded(home):
+        _fresh(home)
+        stack = EmbeddedStack(home, kafka_port=_free_port())
+        group: ProcessGroup | None = None
+        try:
+            state = stack.up()
+            memory_port = _free_port()  # a private memory API: a live backend may use 8101
+            env = {
+                **state.client_env(dict(os.environ)),
+                "MEMORY_API_HOST": "127.0.0.1",
+                "MEMORY_API_PORT": str(memory_port),
+                "MEMORY_API_URL": f"http://127.0.0.1:{memory_port}",
+                "NPCWORLD_SEED": str(cfg.seed),
+                "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
+                STACK_MARKER: str(home.resolve()),
+            }
+            commands = process_commands(None, cfg.instances)
+            if cfg.services:
+                commands = {n: c for n, c in commands.items()
+                            if n == "relay" or n.rsplit("-", 1)[0] in cfg.services or n in cfg.services}
+            shared, own = instance_env(cfg.instances, env)
+            group = ProcessGroup(commands, env | shared, home / "logs", own_env=own)
+            group.start()
+            report = asyncio.run(
+                _simulate(cfg, state.database_url, template.start_time, group, progress, stack)
+            )
+        finally:
+            if group is not None:
+                group.stop()
+            stack.down()
     cfg.out.mkdir(parents=True, exist_ok=True)
     (cfg.out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     (cfg.out / "report.md").write_text(to_markdown(report))
     return report
+
+
+def _fresh(home: Path) -> None:
+    """Stop whatever an earlier run of ``home`` left and remove its data (the lock and logs/ stay)."""
+    stop_leftovers(home)
+    EmbeddedStack(home).down()
+    for entry in home.iterdir():
+        if entry.name == "logs":
+            for log in entry.iterdir():
+                if log.name != "guardian.log":
+                    log.unlink()
+        elif entry.name != "run.lock":
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
 
 
 async def _append(
