@@ -97,7 +97,7 @@ class _Town:
                 await _append(conn, world_stream(self.world), created, tenant, self.world, start)
             await self._until(pool, "SELECT count(*) FROM ws_clocks WHERE world_id = %s", self.world, 1, 900)
             services = [n for n in self.group.commands if n in SERVICE_MODULES]
-            sql = "SELECT count(*) FROM consumer_heartbeats WHERE consumer = ANY(%s)"
+            sql = "SELECT count(DISTINCT consumer) FROM consumer_heartbeats WHERE consumer = ANY(%s)"
             await self._until(pool, sql, services, len(services), 300)
             await PipelineProbe(pool).wait_idle(900)
             first = snapshot(self.url, self.home, os.getpid())
