@@ -77,7 +77,8 @@ def _demo(home: Path, wait: float) -> tuple[subprocess.Popen[str], str, str]:
     env = {**os.environ, "NPCWORLD_HOME": str(home)}
     env.pop("DATABASE_URL", None)
     proc = subprocess.Popen([sys.executable, "-m", "launcher.cli", "run", "--port", str(port)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
     assert proc.stdout is not None
     for line in proc.stdout:
         print(line, end="", flush=True)

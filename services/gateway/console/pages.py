@@ -223,6 +223,7 @@ def _ms(value: datetime | None) -> int | None:
 async def stream(request: Request, world_id: str, after: int = 0, type: str = "", npc: str = "") -> Response:
     """The world's events after ``after``, live (the public event stream's loop, signed in by cookie)."""
     key = await _key(request, world_id=world_id)
+    await _world(request, key, world_id)
     types = tuple(t for t in type.split(",") if t in EVENT_TYPES)
     where = EventFilter(tenant_id=key.tenant_id, world_id=world_id, npc_id=npc or None, types=types)
     return StreamingResponse(_events(request, where, max(0, after)), media_type="text/event-stream",
