@@ -367,6 +367,8 @@ def contracts(check: bool, out: Path) -> None:
 @click.option("--port", envvar="NPCWORLD_PORT", default=8000, show_default=True,
               help="Gateway HTTP port (NPCWORLD_PORT).")
 @click.option("--no-demo", is_flag=True, help="Start the empty backend without the demo world.")
+@click.option("--template", default="brindle-hollow", show_default=True,
+              help="The demo world's template, e.g. a generated town (town-250-1), which names the world.")
 @click.option("--rotate-events", type=click.IntRange(min=0), default=DEFAULT_ROTATE_EVENTS, show_default=True,
               help="Replace the embedded broker with an empty one after this many events (0: never); "
                    "its memory storage slows down as it fills.")
@@ -374,12 +376,17 @@ def contracts(check: bool, out: Path) -> None:
               help="Run services as several instances sharing their partitions, e.g. memory=2,planning=2 "
                    "(NPCWORLD_INSTANCES).")
 @click.pass_context
-def run(ctx: click.Context, port: int, no_demo: bool, rotate_events: int, instances: str) -> None:
+def run(
+    ctx: click.Context, port: int, no_demo: bool, template: str, rotate_events: int, instances: str
+) -> None:
     """Run the whole backend on the embedded stack until Ctrl-C, showing progress."""
     from launcher.supervisor import Supervisor
+    from npcworld.templates import template_exists
 
+    if not template_exists(template):
+        raise click.BadParameter(f"no template {template!r}", param_hint="--template")
     Supervisor(_home(ctx), port=port, demo=not no_demo, rotate_events=rotate_events,
-               instances=_instances(instances)).run()
+               instances=_instances(instances), template=template).run()
 
 
 def _instances(text: str) -> dict[str, int]:

@@ -1,7 +1,8 @@
 """The demo tenant and the demo town, created through the public API when ``npcworld run`` starts.
 
-The town is the built-in ``brindle-hollow`` template (25 NPCs); its clock is resumed in stepped mode, so
-it runs as fast as the pipeline digests each step.
+The town is the built-in ``brindle-hollow`` template (25 NPCs) unless ``npcworld run --template`` names
+another (a generated town's world is named after its template); its clock is resumed in stepped mode, so it
+runs as fast as the pipeline digests each step.
 """
 
 from __future__ import annotations
@@ -14,14 +15,24 @@ from pathlib import Path
 import httpx
 import psycopg
 
-__all__ = ["DEMO_TEMPLATE", "DEMO_WORLD", "demo_tenant", "seed_demo"]
+__all__ = ["DEMO_TEMPLATE", "DEMO_WORLD", "demo_tenant", "demo_world", "seed_demo"]
 
 DEMO_WORLD = "brindle-hollow"
 DEMO_TEMPLATE = "brindle-hollow"
 
 
-def seed_demo(database_url: str, port: int, home: Path = Path(".npcworld")) -> str:
+def demo_world(template: str) -> str:
+    """The demo world's id: ``brindle-hollow`` for the demo town, else the template's name."""
+    return DEMO_WORLD if template == DEMO_TEMPLATE else template
+
+
+def seed_demo(
+    database_url: str, port: int, home: Path = Path(".npcworld"), template: str = DEMO_TEMPLATE
+) -> str:
     """Create (once) the demo tenant and town, and start its clock; returns lines to show the user."""
+    from npcworld.templates import load_template
+
+    town, world = load_template(template), demo_world(template)
     key_file = home / "demo-api-key"
     if not key_file.exists():
         key_file.write_text(asyncio.run(_create_tenant(database_url)))
@@ -32,27 +43,28 @@ def seed_demo(database_url: str, port: int, home: Path = Path(".npcworld")) -> s
     headers = {"Authorization": f"Bearer {key}"}
     _wait_ready(base)
     with httpx.Client(base_url=base, headers=headers, timeout=10) as client:
-        existing = client.get(f"/v1/worlds/{DEMO_WORLD}")
-        if existing.status_code == 200 and existing.json().get("template") != DEMO_TEMPLATE:
-            return (f"demo world '{DEMO_WORLD}' exists from an older version without the town template; "
+        existing = client.get(f"/v1/worlds/{world}")
+        if existing.status_code == 200 and existing.json().get("template") != template:
+            return (f"demo world '{world}' exists from an older version without the town template; "
                     f"its clock is not started (delete {home} to get the 25-NPC town)")
         if existing.status_code == 404:
             client.post(
                 "/v1/worlds",
                 json={
-                    "world_id": DEMO_WORLD,
-                    "name": "Brindle Hollow",
-                    "start_time": "2023-02-13T07:00:00+00:00",
-                    "template": DEMO_TEMPLATE,
+                    "world_id": world,
+                    "name": town.name,
+                    "start_time": town.start_time.isoformat(),
+                    "template": template,
                 },
             ).raise_for_status()
-        _wait_for(lambda: client.get(f"/v1/worlds/{DEMO_WORLD}/clock").status_code == 200, "the town to load")
+        _wait_for(lambda: client.get(f"/v1/worlds/{world}/clock").status_code == 200, "the town to load", 600)
         client.post(
-            f"/v1/worlds/{DEMO_WORLD}/clock", json={"paused": False, "mode": "stepped"}
+            f"/v1/worlds/{world}/clock", json={"paused": False, "mode": "stepped"}
         ).raise_for_status()
     return (
-        f"demo town '{DEMO_WORLD}' (template {DEMO_TEMPLATE}, 25 NPCs) running; demo API key in {key_file}\n"
-        f"  curl -H 'Authorization: Bearer {key}' {base}/v1/worlds/{DEMO_WORLD}/npcs/marta/state"
+        f"demo town '{world}' (template {template}, {len(town.npcs)} NPCs) running; "
+        f"demo API key in {key_file}\n"
+        f"  curl -H 'Authorization: Bearer {key}' {base}/v1/worlds/{world}/npcs/{town.npcs[0].npc_id}/state"
     )
 
 

@@ -22,7 +22,7 @@ import click
 from psycopg_pool import AsyncConnectionPool
 
 import services
-from launcher.demo import demo_tenant
+from launcher.demo import DEMO_TEMPLATE, demo_tenant, demo_world
 from launcher.embedded import EmbeddedStack
 from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
 from launcher.embedded.procs import STACK_MARKER
@@ -136,9 +136,10 @@ class Supervisor:
 
     def __init__(
         self, home: Path, *, port: int, demo: bool, rotate_events: int = DEFAULT_ROTATE_EVENTS,
-        instances: Mapping[str, int] | None = None,
+        instances: Mapping[str, int] | None = None, template: str = DEMO_TEMPLATE,
     ) -> None:
         self.home = home.resolve()
+        self.template = template
         self.port = port
         self.demo = demo
         self.rotate_events = rotate_events
@@ -184,7 +185,7 @@ class Supervisor:
             from launcher.demo import seed_demo
 
             try:
-                _say(seed_demo(database_url, self.port, self.home))
+                _say(seed_demo(database_url, self.port, self.home, self.template))
             except Exception as exc:
                 if not signals.requested.is_set():
                     _say(f"the demo town was not set up ({type(exc).__name__}: {exc}); the backend runs on")
@@ -203,7 +204,8 @@ class Supervisor:
             write_run_state(self.home, health, children, error)
             _say(progress_line(last, stored, error, children, health))
             if self.demo and stored is not None:
-                _say(world_progress(database_url, demo_tenant(self.home), first=last.shown))
+                world = demo_world(self.template)
+                _say(world_progress(database_url, demo_tenant(self.home), first=last.shown, world_id=world))
                 last.shown += 3
             if (stored is not None and health.kafka.up and not signals.requested.is_set()
                     and time.monotonic() >= self._next_rotation_try
