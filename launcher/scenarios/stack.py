@@ -1,6 +1,7 @@
 """A private, throwaway backend for ``npcworld test``: the embedded Postgres + pgvector and broker under a
-temporary directory, the relay, every service and the gateway on free ports (what ``npcworld run`` starts,
-without the demo); and the exact wait for a world's pipeline to be idle that its database allows."""
+temporary directory, the relay, every service but webhooks (no scenario step sends one) and the gateway on
+free ports (what ``npcworld run`` starts, without the demo); and the exact wait for a world's pipeline to be
+idle that its database allows."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from services.world_state.quiescence import PipelineProbe
 __all__ = ["PrivateBackend", "ProbeSettler", "new_tenant"]
 
 _START_TIMEOUT_S = 180.0
+_SERVICES = tuple(s for s in SERVICE_MODULES if s != "webhooks")
 
 
 def _free_port() -> int:
@@ -61,7 +63,8 @@ class PrivateBackend:
             "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
             **self.extra_env,
         }
-        self.group = ProcessGroup(process_commands(self.port), env, self.root / "stack" / "logs")
+        commands = {n: c for n, c in process_commands(self.port).items() if not n.startswith("webhooks")}
+        self.group = ProcessGroup(commands, env, self.root / "stack" / "logs")
         self.group.start()
         asyncio.run(self._ready())
 
@@ -77,9 +80,9 @@ class PrivateBackend:
                 async with pool.connection() as conn:
                     cur = await conn.execute(
                         "SELECT count(DISTINCT consumer) FROM consumer_heartbeats WHERE consumer = ANY(%s)",
-                        (list(SERVICE_MODULES),))
+                        (list(_SERVICES),))
                     row = await cur.fetchone()
-                if row is not None and row[0] >= len(SERVICE_MODULES):
+                if row is not None and row[0] >= len(_SERVICES):
                     return
                 self._alive(deadline)
                 await asyncio.sleep(0.2)
