@@ -17,6 +17,7 @@ from npcworld.errors import PermanentError
 from npcworld.messaging import ConsumerLoop
 from services.memory.deps import MemoryDeps
 from services.memory.domain import chat_memories, split_seed
+from services.memory.gathering import clear_prefetched, gather_slow_calls, prefetching
 
 __all__ = ["EMBED_TEXTS", "MemoryConsumerLoop", "prefetch_embeddings"]
 
@@ -76,16 +77,23 @@ class MemoryConsumerLoop(ConsumerLoop[MemoryDeps]):
                 events.append(decode_envelope(record.value or b""))
             except PermanentError:
                 continue  # the loop dead-letters it
+        base = self.deps
         try:
             try:
                 written = await self._written_now(events)
-                await prefetch_embeddings(written, self.deps, await self._names(written))
+                if base.rate_before_transaction and written:
+                    # Ratings and embeddings, found by a dry run, made with no transaction open; the poll's
+                    # transaction then only writes (DESIGN.md "Two phases per handler").
+                    self.deps = prefetching(base)
+                    await gather_slow_calls(written, self.deps, self.pool, self.handlers)
+                else:
+                    await prefetch_embeddings(written, base, await self._names(written))
             except Exception:  # only an optimisation: the handlers embed on the spot and meet the error there
-                logger.warning("prefetching %d events' embeddings failed", len(events), exc_info=True)
+                logger.warning("preparing %d events' slow calls failed", len(events), exc_info=True)
             await super()._process_batch(list(records), dead)
         finally:
-            if isinstance(self.deps.embedder, PrefetchingEmbedder):
-                self.deps.embedder.clear()
+            clear_prefetched(self.deps)
+            self.deps = base
 
     async def _names(self, events: list[Envelope]) -> dict[tuple[str, str, str], str]:
         """The stream names (or ids) of the NPCs whose texts quote their name."""

@@ -20,3 +20,6 @@ class MemoryDeps:
     rater: ImportanceRater
     repository: MemoryRepository = field(default_factory=MemoryRepository)
     settings: MemorySettings = field(default_factory=MemorySettings)
+    # Ratings call a remote model: a poll's ratings are then made before its transaction (a dry run of
+    # the handlers finds them). Offline ratings are local and quick: a dry run would cost more than it saves.
+    rate_before_transaction: bool = False

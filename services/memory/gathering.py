@@ -25,7 +25,7 @@ from services.memory.deps import MemoryDeps
 from services.memory.domain import ImportanceRater, ImportanceRatings, RatingContext
 
 __all__ = ["DraftCollector", "PrefetchingRater", "RatingRequest", "clear_prefetched", "dry_run",
-           "gather_slow_calls"]
+           "gather_slow_calls", "prefetching"]
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +113,13 @@ async def gather_slow_calls(
     rated = rater.prefetch(requests) if isinstance(rater, PrefetchingRater) else asyncio.sleep(0)
     await asyncio.gather(embedded, rated)
     return len(requests) if isinstance(rater, PrefetchingRater) else 0
+
+
+def prefetching(deps: MemoryDeps) -> MemoryDeps:
+    """``deps`` with caching rater and embedder (fresh caches) for one batch's prefetched calls."""
+    embedder = deps.embedder.inner if isinstance(deps.embedder, PrefetchingEmbedder) else deps.embedder
+    rater = deps.rater.inner if isinstance(deps.rater, PrefetchingRater) else deps.rater
+    return dataclasses.replace(deps, embedder=PrefetchingEmbedder(embedder), rater=PrefetchingRater(rater))
 
 
 def clear_prefetched(deps: MemoryDeps) -> None:

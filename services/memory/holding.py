@@ -20,7 +20,6 @@ row is removed in the transaction that applies it.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -29,12 +28,11 @@ from psycopg_pool import AsyncConnectionPool
 
 from npcworld.cause import handling
 from npcworld.contracts import ClockChanged, Envelope, StepCompleted
-from npcworld.embeddings import PrefetchingEmbedder
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.stepping import steps
 from services.memory.batching import prefetch_embeddings
 from services.memory.deps import MemoryDeps
-from services.memory.gathering import PrefetchingRater, gather_slow_calls
+from services.memory.gathering import gather_slow_calls, prefetching
 from services.memory.repository import HeldRelease
 
 __all__ = ["held_in_stepped_worlds", "release_held", "release_in_chunks"]
@@ -125,7 +123,7 @@ async def _release_world(
     released = 0
     # Caches of this release's own (the poll's prefetched embeddings stay for the poll's handlers); a chunk
     # cut short by the time budget leaves rows whose slow calls are made already.
-    local = _prefetching(deps)
+    local = prefetching(deps)
     gathered: set[uuid.UUID] = set()
     while True:
         async with pool.connection() as conn:
@@ -160,8 +158,3 @@ async def _apply(
         await _RELEASE.park(conn, event.tenant_id, event.world_id, appended)
     return applied
 
-
-def _prefetching(deps: MemoryDeps) -> MemoryDeps:
-    embedder = deps.embedder.inner if isinstance(deps.embedder, PrefetchingEmbedder) else deps.embedder
-    rater = deps.rater.inner if isinstance(deps.rater, PrefetchingRater) else deps.rater
-    return dataclasses.replace(deps, embedder=PrefetchingEmbedder(embedder), rater=PrefetchingRater(rater))

@@ -258,3 +258,60 @@ async def test_the_consumer_makes_a_steps_model_calls_with_no_transaction_open(
         await consumer_pool.close()
     assert [d for d, _ in await _recorded(pool, refs)] == _fixed_order(refs, 3)
     assert writers.seen and set(writers.seen) == {0}, "\n".join(writers.spanning)
+
+
+@pytest.mark.parametrize("remote", [True, False], ids=["remote-rater", "local-rater"])
+async def test_a_real_time_polls_ratings_are_made_with_no_transaction_open_when_they_call_a_remote_model(
+    pool: AsyncConnectionPool, database_url: str, broker: BrokerForTests, remote: bool
+) -> None:
+    """In a world on a real-time clock nothing is held for a step: each poll is recorded at once. With a
+    rater that calls a remote model, a dry run finds the poll's ratings and they are made before its
+    transaction; with the offline rater (local, quick) they are made inside it, as the dry run would cost
+    more than it saves."""
+    writers = _WritersSeen(pool)
+    deps = MemoryDeps(embedder=PrefetchingEmbedder(_WatchedEmbedder(writers)), rater=_WatchedRater(writers),
+                      rate_before_transaction=remote)
+    setup = MemoryDeps(embedder=HashingEmbedder(16), rater=FakeImportanceRater())
+    ref = new_npc()
+    created = NpcCreated(npc_id=ref.npc_id, name="Ada", age=30, traits=("kind",), occupation="baker",
+                         seed="likes bread", location="town")
+    await handle(pool, envelope(created, ref, T0), setup)
+    name = f"memory-{uuid.uuid4().hex[:8]}"
+    async with pool.connection() as conn:  # only this test's observations are this consumer's to handle
+        await conn.execute(
+            "INSERT INTO processed_events (consumer, event_id) SELECT %s, event_id FROM events", (name,)
+        )
+    observations = [ObservationMade(description=f"Ada sees lantern {j} by the well", subject=f"lantern {j}")
+                    for j in range(4)]
+    seen = [await _store(pool, envelope(o, ref, T0 + timedelta(seconds=j)))
+            for j, o in enumerate(observations)]
+
+    async def remember(conn: AsyncConnection[Any]) -> None:
+        writers.consumer_pids.append(conn.info.backend_pid)
+
+    consumer_pool = AsyncConnectionPool(database_url, min_size=1, max_size=4, configure=remember, open=False)
+    await consumer_pool.open(wait=True)
+    stop = asyncio.Event()
+    loop = MemoryConsumerLoop(name, HANDLERS, deps, pool=consumer_pool, bootstrap=broker.bootstrap,
+                              prepare=PREPARE)
+    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
+             asyncio.create_task(loop.run(stop))]
+    try:
+        async def handled() -> int:
+            async with pool.connection() as conn:
+                row = await (await conn.execute(
+                    "SELECT count(*) FROM processed_events WHERE consumer = %s AND event_id = ANY(%s)",
+                    (name, [e.event_id for e in seen]))).fetchone()
+            return int(row[0]) if row else 0
+
+        await eventually(handled, lambda n: n == len(seen), timeout=60)
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+        await consumer_pool.close()
+    assert len(await _recorded(pool, [ref])) == len(seen)
+    assert writers.seen, "no model call was watched"
+    if remote:
+        assert set(writers.seen) == {0}, "\n".join(writers.spanning)
+    else:
+        assert max(writers.seen) > 0  # inside the poll's transaction, after its first write
