@@ -1,12 +1,18 @@
-"""The Python SDK against a live gateway: every resource group, typed answers and errors, pages, the event
-stream resumed after a break, retries that keep their Idempotency-Key, rate limits and signed webhooks."""
+"""Both SDKs against one live gateway: the Python SDK's every resource group, typed answers and errors,
+pages, the event stream resumed after a break, retries that keep their Idempotency-Key, rate limits and
+signed webhooks; the TypeScript SDK's own node tests; and each README's example, run as written."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import re
+import shutil
+import sys
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TypeVar
 
 import httpx
@@ -35,6 +41,7 @@ from tests.polling import eventually
 
 pytestmark = pytest.mark.integration
 MORNING = datetime(2023, 2, 13, 8, tzinfo=UTC)
+SDKS = Path(__file__).resolve().parents[3] / "sdk"
 T = TypeVar("T")
 
 
@@ -330,3 +337,49 @@ async def test_webhook_deliveries_verify_with_the_sdk_and_a_forged_one_does_not(
     await sdk.delete_webhook(world_id, hook.webhook_id)
     with pytest.raises(NotFoundError):
         await sdk.get_webhook(world_id, hook.webhook_id)
+
+
+async def _run(*command: str, cwd: Path, env: dict[str, str], timeout: float) -> tuple[int, str]:
+    """A command's exit status and output; run as a subprocess so this loop keeps serving the services."""
+    proc = await asyncio.create_subprocess_exec(
+        *command, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(errors="replace")
+
+
+def _env(backend: Backend) -> dict[str, str]:
+    return {**os.environ, "NPCWORLD_URL": backend.url, "NPCWORLD_API_KEY": backend.key}
+
+
+async def test_the_python_readme_example_runs_as_written(backend: Backend) -> None:
+    readme = (SDKS / "python" / "README.md").read_text()
+    (example,) = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert len(example.strip().splitlines()) <= 10
+    status, out = await _run(sys.executable, "-c", example, cwd=SDKS, env=_env(backend), timeout=60)
+    assert status == 0, out
+    assert out.startswith("Marta Quill") and re.search(r"^marta: \S", out, re.M)
+    assert re.search(r"^- \S", out, re.M)
+
+
+async def test_the_typescript_sdk_passes_its_node_tests_against_this_gateway(backend: Backend) -> None:
+    """npm ci (when node_modules is missing or older than the lock file), then npm test: the generated types
+    checked against the contract, tsc (strict), the README example compiled, node --test."""
+    npm, node = shutil.which("npm"), shutil.which("node")
+    if npm is None or node is None:
+        pytest.fail("the TypeScript SDK's tests need node (18 or later) and npm on PATH")
+    root, env = SDKS / "typescript", _env(backend)
+    installed = root / "node_modules" / ".package-lock.json"
+    lock = root / "package-lock.json"
+    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
+        status, out = await _run(npm, "ci", "--no-audit", "--no-fund", cwd=root, env=env, timeout=300)
+        assert status == 0, f"npm ci failed:\n{out[-4000:]}"
+    status, out = await _run(npm, "test", cwd=root, env=env, timeout=240)
+    assert status == 0, f"npm test failed:\n{out[-6000:]}"
+    assert re.search(r"^# fail 0$", out, re.M) and not re.search(r"^# pass 0$", out, re.M), out[-3000:]
