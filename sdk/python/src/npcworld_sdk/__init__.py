@@ -3,7 +3,7 @@ retries with a kept Idempotency-Key, cursor iteration, a resumable event stream 
 
 from __future__ import annotations
 
-from npcworld_sdk import _models as models
+from npcworld_sdk import models
 from npcworld_sdk._async_base import AsyncEventStream
 from npcworld_sdk._async_client import AsyncClient
 from npcworld_sdk._errors import (
