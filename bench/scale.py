@@ -7,8 +7,10 @@ Each run has a private embedded stack (its own Postgres and broker on a free por
 and creates the town as ``npcworld simulate`` does. **Stepped** resumes the clock stepped, as ``simulate``
 does (each step starts once the pipeline has digested the previous one; the broker is replaced every 20,000
 events), for ``--hours`` of world time. **Live** runs the clock in real time (``--speed`` world seconds per
-wall second, 10 s steps) for ``--live-seconds`` of wall time. Measured from just before the clock starts (the
-town loaded and the pipeline quiet) to the last step: NPC-steps/s, the real-time factor
+wall second, 10 s steps) for ``--live-seconds`` of wall time, then pauses it and times how long the pipeline
+still needs to digest what was ticked (a real-time clock ticks on whether or not the pipeline keeps up, so
+this lag is what says whether it did). Measured from just before the clock starts (the town loaded and the
+pipeline quiet) to the last step: NPC-steps/s, the real-time factor
 (world seconds per wall second; a live run at speed 1 keeps up when it is 1), CPU used per process (from
 /proc, as a share of one core), events stored per NPC-step, LLM calls per NPC per simulated day by prompt kind
 (the ``llm_calls`` table) and storage per NPC-day (growth of every table's size), with the load average at the
@@ -115,12 +117,19 @@ class _Town:
                     self.group.restart_crashed()
                     await asyncio.sleep(min(1.0, max(0.0, end - time.monotonic())))
             last = snapshot(self.url, self.home, os.getpid())
+            lag = None
+            if speed is not None:  # a real-time clock ticks on regardless: how long the pipeline still needs
+                async with pool.connection() as conn, conn.transaction():
+                    stop = ClockChanged(paused=True, speed=speed, step_seconds=STEP_SECONDS)
+                    await _append(conn, f"clock-ops-{self.world}", stop, tenant, self.world, start)
+                if await PipelineProbe(pool).wait_idle(900):  # None: not digested after 15 minutes
+                    lag = round(time.monotonic() - last.at, 1)
         finally:
             await pool.close()
         out = figures(self.npcs, STEP_SECONDS, first, last)
         out["broker_rotations"] = len(self.rotation.rotations)
         if speed is not None:
-            out["speed"], out["steps_due"] = speed, int(span * speed / STEP_SECONDS)
+            out["speed"], out["steps_due"], out["lag_seconds"] = speed, int(span * speed / STEP_SECONDS), lag
         return out
 
     async def _until(
@@ -151,7 +160,9 @@ def show(mode: str, r: dict[str, Any]) -> None:
           f"in {r['wall_seconds']} s"
           f"  [load average {' '.join(f'{x:.2f}' for x in load['start'])} -> "
           f"{' '.join(f'{x:.2f}' for x in load['end'])}]")
-    due = f" (steps due {r['steps_due']})" if "steps_due" in r else ""
+    due = ""
+    if "steps_due" in r:
+        due = f" (steps due {r['steps_due']}, then {r['lag_seconds']} s to digest them)"
     print(f"  NPC-steps/s {r['npc_steps_per_second']}  real-time factor {r['realtime_factor']}{due}  "
           f"events per NPC-step {r['events_per_npc_step']}  CPU cores used {r['cpu_cores_used']}")
     print(f"  storage MB per NPC-day {r['storage_mb_per_npc_day']} ({r['storage_mb']} MB in all)")
