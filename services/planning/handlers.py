@@ -97,9 +97,58 @@ async def on_world_ticked(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) 
     now = event.world_time
     repo = deps.repository
     due = await repo.due(uow.conn, event.tenant_id, event.world_id, now, limit=deps.max_npcs_per_tick)
-    decided = await asyncio.gather(*(decide_next(deps.llm, state, now) for state in due))
-    for state, out in decided:
+    prepared = deps.prepared.pop(event.event_id, None)
+    ready: dict[str, _PreparedTick] = prepared if isinstance(prepared, dict) else {}
+
+    async def next_for(state: PlannerState) -> tuple[PlannerState, list[EventPayload]]:
+        done = ready.get(state.key.npc_id)
+        if done is not None and done.before == state:
+            return done.after, done.out
+        after, out = await decide_next(deps.llm, state, now)
+        return after, list(out)
+
+    for state, out in await asyncio.gather(*(next_for(state) for state in due)):
         await _store(uow, deps, state, out)
+
+
+@dataclass(frozen=True)
+class _PreparedTick:
+    """An NPC's next action worked out before the tick's transaction, from ``before``."""
+
+    before: PlannerState
+    after: PlannerState
+    out: list[EventPayload]
+
+
+async def prepare_ticks(events: list[Envelope], deps: PlanningDeps, pool: AsyncConnectionPool) -> None:
+    """Work out each tick's due NPCs' next actions before its transaction opens (their plans and model
+    calls, concurrently), writing nothing; ``on_world_ticked`` takes a result only if the NPC's state is
+    still the one it started from (another planner may have moved it on meanwhile)."""
+    gate = asyncio.Semaphore(deps.prepare_concurrency)
+
+    async def one(event: Envelope, state: PlannerState) -> _PreparedTick:
+        async with gate:
+            with handling(event.event_id, event.correlation_id):
+                after, out = await decide_next(deps.llm, state, event.world_time)
+        return _PreparedTick(state, after, list(out))
+
+    for event in events:
+        if event.forked_from is not None:
+            continue
+        async with pool.connection() as conn:
+            due = await deps.repository.peek_due(conn, event.tenant_id, event.world_id, event.world_time,
+                                                 limit=deps.max_npcs_per_tick)
+        done = await asyncio.gather(*(one(event, state) for state in due))
+        deps.prepared[event.event_id] = {p.before.key.npc_id: p for p in done}
+
+
+async def prepare_poll(events: list[Envelope], deps: PlanningDeps, pool: AsyncConnectionPool) -> None:
+    """A poll's model calls, before its transactions: its ticks' next actions and its reactions."""
+    deps.prepared.clear()  # the previous poll is committed: anything left there was not needed
+    await asyncio.gather(
+        prepare_ticks([e for e in events if e.type == "WorldTicked"], deps, pool),
+        prepare_reactions([e for e in events if e.type == "ObservationMade"], deps, pool),
+    )
 
 
 @dataclass(frozen=True)
@@ -141,7 +190,6 @@ async def prepare_reactions(events: list[Envelope], deps: PlanningDeps, pool: As
     """Work out a poll's reactions before its transaction opens: the NPCs' retrievals and model calls run
     concurrently, one NPC's perceptions in order (each from the state the one before left), and nothing
     is written. The handlers take a result only if the NPC's state is still the one it started from."""
-    deps.prepared.clear()  # the previous poll is committed: anything left there was not needed
     by_npc: dict[NpcKey, list[Envelope]] = {}
     for event in events:
         if (key := _key(event)) is not None and event.forked_from is None:
@@ -165,7 +213,7 @@ async def prepare_reactions(events: list[Envelope], deps: PlanningDeps, pool: As
 
 
 # The consumer loop's prepare hook (npcworld.messaging.Prepare).
-PREPARE = Prepare(frozenset({"ObservationMade"}), prepare_reactions)
+PREPARE = Prepare(frozenset({"ObservationMade", "WorldTicked"}), prepare_poll)
 
 
 async def on_conversation_ended(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -> None:

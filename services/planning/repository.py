@@ -69,6 +69,18 @@ class PlanningRepository:
         )
         return [load_state(NpcKey(tenant_id, world_id, npc), state) for npc, state in await cur.fetchall()]
 
+    async def peek_due(
+        self, conn: AsyncConnection[Any], tenant_id: str, world_id: str, now: datetime, *, limit: int
+    ) -> list[PlannerState]:
+        """What ``due`` would return, as committed and without locks (to prepare work ``due`` then checks)."""
+        cur = await conn.execute(
+            "SELECT npc_id, state FROM planning_npcs"
+            " WHERE tenant_id = %s AND world_id = %s AND (due_at IS NULL OR due_at <= %s)"
+            " ORDER BY due_at NULLS FIRST, npc_id LIMIT %s",
+            (tenant_id, world_id, now, limit),
+        )
+        return [load_state(NpcKey(tenant_id, world_id, npc), state) for npc, state in await cur.fetchall()]
+
     async def roster(
         self, conn: AsyncConnection[Any], tenant_id: str, world_id: str
     ) -> list[tuple[str, str]]:

@@ -9,10 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
-from psycopg import AsyncConnection
-from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import Envelope, EventPayload, MemoryKind, NpcCreated
@@ -20,7 +17,7 @@ from npcworld.db import open_pool
 from npcworld.embeddings import Embedder
 from npcworld.errors import NotFoundError
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
-from npcworld.llm import LLM, build_llm
+from npcworld.llm import build_llm
 from npcworld.memory_client import MemoryView
 from npcworld.memory_client.http import HttpMemoryReader
 from npcworld.messaging import ConsumerLoop, RetryPolicy
@@ -29,6 +26,7 @@ from services.dialogue.deps import DialogueDeps
 from services.dialogue.handlers import HANDLERS, PREPARE
 from services.dialogue.settings import Settings
 from tests.integration.memory.support import running_memory_service
+from tests.integration.probes import ProbedLLM, TrackedPool
 from tests.polling import eventually
 
 T0 = datetime(2023, 2, 14, 15, 0, tzinfo=UTC)
@@ -44,38 +42,6 @@ class Stack:
     # Each model call the dialogue consumer made: (prompt kind, whether one of its connections was then
     # inside a transaction).
     llm_calls: list[tuple[str, bool]]
-
-
-class _TrackedPool:
-    """The consumer's pool, noting which of its connections are checked out."""
-
-    def __init__(self, pool: AsyncConnectionPool) -> None:
-        self.pool = pool
-        self.in_use: set[AsyncConnection[Any]] = set()
-
-    @asynccontextmanager
-    async def connection(self, timeout: float | None = None) -> AsyncIterator[AsyncConnection[Any]]:
-        async with self.pool.connection(timeout=timeout) as conn:
-            self.in_use.add(conn)
-            try:
-                yield conn
-            finally:
-                self.in_use.discard(conn)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.pool, name)
-
-
-class _ProbedLLM:
-    """The LLM layer, recording for each call whether the consumer held a transaction open meanwhile."""
-
-    def __init__(self, llm: LLM, pool: _TrackedPool, calls: list[tuple[str, bool]]) -> None:
-        self.llm, self.pool, self.calls = llm, pool, calls
-
-    async def complete(self, kind: str, *args: Any, **kwargs: Any) -> Any:
-        open_txn = any(c.info.transaction_status != TransactionStatus.IDLE for c in self.pool.in_use)
-        self.calls.append((kind, open_txn))
-        return await self.llm.complete(kind, *args, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -96,8 +62,8 @@ async def running_dialogue(database_url: str, bootstrap: str, embedder: Embedder
     settings = Settings(database_url=database_url, kafka_bootstrap_servers=bootstrap)
     async with running_memory_service(database_url, bootstrap, embedder=embedder) as memory_url:
         memory = HttpMemoryReader(memory_url)
-        tracked, calls = _TrackedPool(pool), list[tuple[str, bool]]()
-        llm = _ProbedLLM(build_llm(settings, pool), tracked, calls)
+        tracked, calls = TrackedPool(pool), list[tuple[str, bool]]()
+        llm = ProbedLLM(build_llm(settings, pool), tracked, calls)
         deps = DialogueDeps(llm=llm, memory=memory, rules=settings.rules())
         loop = ConsumerLoop(
             f"dialogue-{uuid.uuid4().hex[:8]}",

@@ -21,6 +21,7 @@ from services.planning.settings import Settings
 from tests.infra import BrokerForTests
 from tests.integration.memory.support import running_memory_service
 from tests.integration.planning.support import Stack
+from tests.integration.probes import ProbedLLM, TrackedPool
 from tests.polling import eventually
 
 
@@ -38,8 +39,10 @@ async def stack(
     settings = Settings(database_url=database_url, kafka_bootstrap_servers=broker.bootstrap)
     async with running_memory_service(database_url, broker.bootstrap, embedder=embedder) as memory_url:
         memory = HttpMemoryReader(memory_url)
-        deps = PlanningDeps(llm=build_llm(settings, pool), memory=memory)
-        loop = ConsumerLoop(f"planning-{uuid.uuid4().hex[:8]}", HANDLERS, deps, pool=pool,
+        tracked, calls = TrackedPool(pool), list[tuple[str, bool]]()
+        deps = PlanningDeps(llm=ProbedLLM(build_llm(settings, pool), tracked, calls), memory=memory)
+        loop = ConsumerLoop(f"planning-{uuid.uuid4().hex[:8]}", HANDLERS, deps,
+                            pool=tracked,  # type: ignore[arg-type]
                             bootstrap=broker.bootstrap, events_per_transaction=EVENTS_PER_TRANSACTION,
                             prepare=PREPARE,
                             policy=RetryPolicy(handler_attempts=2, base_delay=0.01, max_delay=0.1))
@@ -47,7 +50,7 @@ async def stack(
         tasks = [asyncio.create_task(relay.run(stop)), asyncio.create_task(loop.run(stop))]
         try:
             await eventually(_started(loop, tasks), lambda ok: ok, timeout=60)
-            yield Stack(pool, memory)
+            yield Stack(pool, memory, calls)
         finally:
             stop.set()
             await asyncio.gather(*tasks)

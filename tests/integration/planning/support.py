@@ -26,6 +26,9 @@ class Stack:
 
     pool: AsyncConnectionPool
     memory: HttpMemoryReader
+    # Each model call the planning consumer made: (prompt kind, whether one of its connections was then
+    # inside a transaction).
+    llm_calls: list[tuple[str, bool]]
 
 
 def new_key() -> NpcKey:

@@ -22,6 +22,7 @@ from npcworld.contracts import (
 from npcworld.errors import NotFoundError
 from npcworld.memory_client import MemoryView
 from services.planning.domain import NpcKey
+from services.planning.repository import PlanningRepository
 from tests.integration.planning.support import (
     DAWN,
     Stack,
@@ -62,10 +63,22 @@ async def started_day(stack: Stack) -> tuple[NpcKey, list[Envelope]]:
     return key, events
 
 
+async def _known(stack: Stack, key: NpcKey) -> bool:
+    async with stack.pool.connection() as conn:
+        return await PlanningRepository().peek(conn, key) is not None
+
+
 async def test_a_tick_plans_the_day_from_the_persona_and_starts_an_action_and_the_plan_is_a_memory(
     stack: Stack,
 ) -> None:
-    key, events = await started_day(stack)
+    key = new_key()
+    await create_marta(stack, key)
+    await eventually(lambda: _known(stack, key), bool)  # as in a running world: created before it ticks
+    stack.llm_calls.clear()
+    await tick(stack, key, NINE)
+    events = await wait_for(stack, key, lambda es: bool(of_type(es, "ActionDecided")))
+    # The day's plan and the first action were worked out before the tick's transaction opened.
+    assert stack.llm_calls and not [kind for kind, in_transaction in stack.llm_calls if in_transaction]
     planned = of_type(events, "DayPlanned")[0].payload
     assert isinstance(planned, DayPlanned)
     assert any("Lantern Cafe" in b.description for b in planned.outline)
