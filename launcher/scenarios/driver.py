@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -50,9 +51,10 @@ class StepError(Exception):
 
 
 class Settler(Protocol):
-    """Waits until everything stored so far in a world, and what it caused, is digested."""
+    """Waits until everything stored so far in a world, and what it caused, is digested; ``caused_by`` are
+    events the step stored (each of them causes something: a memory, a reply, a new plan)."""
 
-    async def settle(self, world_id: str) -> None: ...
+    async def settle(self, world_id: str, caused_by: Sequence[str] = ()) -> None: ...
 
 
 @dataclass
@@ -103,8 +105,7 @@ async def run_scenario(scenario: Scenario, client: httpx.AsyncClient, settler: S
                     cases.append(CaseResult(describe(check), check_line, time.monotonic() - t,
                                             failure=None if verdict.passed else verdict.message))
             else:
-                await _play(run, step, index)
-                await settler.settle(world_id)
+                await settler.settle(world_id, await _play(run, step, index))
     except StepError as exc:
         cases.append(CaseResult(label, line, time.monotonic() - step_started,
                                 error=f"{exc}\n(the steps after it did not run)"))
@@ -133,18 +134,22 @@ async def _create_world(run: _Run) -> None:
     await run.settler.settle(run.world_id)
 
 
-async def _play(run: _Run, step: Step, index: int) -> None:
+async def _play(run: _Run, step: Step, index: int) -> list[str]:
+    """Play one step; the ids of the events it stored that must cause something."""
     if isinstance(step, Perceive):
-        await run.call("POST", f"/npcs/{step.perceive}/perceptions", {
+        stored = await run.call("POST", f"/npcs/{step.perceive}/perceptions", {
             "description": step.text, "world_time": (step.at or run.now).isoformat(),
             "location": run.place(step.location)})
-    elif isinstance(step, Chat):
+        return [stored.json()["event_id"]]
+    if isinstance(step, Chat):
         await _chat(run, step, chat_name(step, run.scenario.steps[: index + 1]))
     elif isinstance(step, InnerVoice):
-        await run.call("POST", f"/npcs/{step.inner_voice}/inner-voice",
-                       {"directive": step.directive, "world_time": run.now.isoformat()})
+        stored = await run.call("POST", f"/npcs/{step.inner_voice}/inner-voice",
+                                {"directive": step.directive, "world_time": run.now.isoformat()})
+        return [stored.json()["event_id"]]
     elif isinstance(step, ClockSteps):
         await _clock(run, step)
+    return []
 
 
 async def _chat(run: _Run, step: Chat, name: str) -> None:
@@ -152,7 +157,7 @@ async def _chat(run: _Run, step: Chat, name: str) -> None:
     up on the chat) shows as a step error from the settler, not as a long wait."""
     asked = await run.call("POST", f"/npcs/{step.chat}/chat",
                            {"player_id": step.player, "text": step.text, "wait": False})
-    await run.settler.settle(run.world_id)
+    await run.settler.settle(run.world_id, [asked.json()["event_id"]])
     deadline = time.monotonic() + _REPLY_WAIT_S
     while True:
         got = await run.call("GET", f"/npcs/{step.chat}/chats/{asked.json()['event_id']}")

@@ -11,6 +11,7 @@ import shutil
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -133,7 +134,8 @@ class ProbeSettler:
         self.probe = PipelineProbe(pool)
         self.seen_dead: int | None = None
 
-    async def settle(self, world_id: str) -> None:
+    async def settle(self, world_id: str, caused_by: Sequence[str] = ()) -> None:
+        """``caused_by`` needs no wait of its own here: the wait covers what those events caused."""
         if self.seen_dead is None:
             self.seen_dead = await self._last_dead()
         if not await self.probe.wait_idle(self.timeout, [(self.tenant_id, world_id)]):
