@@ -107,12 +107,14 @@ class _Names:
 
     def person(self, p: _Person, surname: str | None) -> None:
         firsts = data.FEMALE_NAMES if p.female else data.MALE_NAMES
-        while True:
-            p.first, p.surname = self.rng.choice(firsts), surname or self.rng.choice(data.SURNAMES)
+        for attempt in range(10**6):
+            family = surname if attempt < 100 else None  # the family's first names all taken: another surname
+            p.first, p.surname = self.rng.choice(firsts), family or self.rng.choice(data.SURNAMES)
             p.npc_id = re.sub(r"[^a-z0-9]+", "-", p.name.lower()).strip("-")
             if p.npc_id not in self.people:
                 self.people.add(p.npc_id)
                 return
+        raise ValueError("no distinct name left")  # 33,000 first-name and surname pairs: never reached
 
 
 def _workplaces(rng: random.Random, names: _Names, npcs: int) -> list[_Site]:
