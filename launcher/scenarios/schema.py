@@ -193,7 +193,8 @@ class Scenario:
 
     @property
     def world_id(self) -> str:
-        return self.world.id or "".join(c if c.isalnum() or c in "_.-" else "-" for c in self.path.stem)[:100]
+        stem = "".join(c if (c.isascii() and c.isalnum()) or c in "_.-" else "-" for c in self.path.stem)
+        return self.world.id or stem[:100]
 
     @property
     def start_time(self) -> datetime:

@@ -59,16 +59,16 @@ def test_scenarios_run_on_a_private_backend_and_report_to_ci(tmp_path: Path) -> 
     out = run.stdout
     assert run.returncode == 1, out + run.stderr  # a failed check fails the build
 
-    assert "PASS  Marta remembers the kitchen fire  (5 checks" in out
+    assert "PASS  Marta remembers the kitchen fire  (6 checks" in out
     assert f"{scenarios}/sam.yaml:16: failed: memories of sam: not 'gold coin'" in out
     assert "a memory contains 'gold coin': 'a traveller paid with a gold coin'" in out
     assert f"{scenarios}/sam.yaml:18: failed: reply chat-1: contains 'dragon'" in out
     assert f"{scenarios}/invalid.yaml:4: steps[0].text: Field required" in out
-    assert out.splitlines()[-2] == "3 scenarios (2 failed), 9 checks: 2 failed, 1 errors"
+    assert out.splitlines()[-2] == "3 scenarios (2 failed), 10 checks: 2 failed, 1 errors"
 
     suites = {s.get("name"): s for s in ET.parse(junit).getroot().findall("testsuite")}
     assert [(s.get("tests"), s.get("failures"), s.get("errors")) for s in suites.values()] == [
-        ("5", "0", "0"), ("1", "0", "1"), ("3", "2", "0")]  # by file: the example, invalid, sam
+        ("6", "0", "0"), ("1", "0", "1"), ("3", "2", "0")]  # by file: the example, invalid, sam
     sam = [(c.get("name"), c.find("failure") is not None) for c in suites["Sam forgets nothing"]]
     assert sam == [("memories of sam: contains 'gold coin'", False),
                    ("memories of sam: not 'gold coin'", True), ("reply chat-1: contains 'dragon'", True)]
