@@ -14,6 +14,7 @@ from typing import Any
 from psycopg import AsyncConnection
 
 from npcworld.contracts import (
+    Commitment,
     ConversationEnded,
     Envelope,
     EventPayload,
@@ -95,6 +96,7 @@ class LineInputs:
     scene: Scene
     relationship: Relationship
     places: tuple[str, ...]
+    agreed: tuple[Commitment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -125,14 +127,17 @@ async def line_inputs(
     scene = await _scene(conn, deps, event, speaker, listener)
     rel = await repo.relationship(conn, t, w, speaker, listener)
     places = tuple(await repo.known_places(conn, t, w, speaker))
-    return LineInputs(conversation, scene, rel, places)
+    agreed = tuple(await repo.commitments_of(conn, t, w, speaker, event.world_time))
+    return LineInputs(conversation, scene, rel, places, agreed)
 
 
 async def prepare_line(deps: DialogueDeps, inputs: LineInputs) -> PreparedLine:
     """The next line from ``inputs`` (read by ``line_inputs``), made outside any transaction; ``speak_next``
     uses it while the inputs are unchanged."""
     conversation = inputs.conversation
-    line, ends = await next_line(deps, inputs.scene, conversation, inputs.relationship, list(inputs.places))
+    line, ends = await next_line(
+        deps, inputs.scene, conversation, inputs.relationship, list(inputs.places), inputs.agreed
+    )
     return PreparedLine(inputs, line, ends)
 
 
@@ -161,7 +166,7 @@ async def speak_next(
         line, ends = prepared.line, prepared.ends
     else:
         line, ends = await next_line(
-            deps, inputs.scene, conversation, inputs.relationship, list(inputs.places)
+            deps, inputs.scene, conversation, inputs.relationship, list(inputs.places), inputs.agreed
         )
     speaker, listener = inputs.scene.speaker.npc_id, inputs.scene.listener.npc_id
     repo, t, w = deps.repository, event.tenant_id, event.world_id

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -164,6 +164,24 @@ class DialogueRepository:
             )
             rows = await cur.fetchall()
         return tuple(_conversation(r) for r in rows)
+
+    async def commitments_of(
+        self, conn: Conn, tenant: str, world: str, npc_id: str, now: datetime
+    ) -> list[Commitment]:
+        """What ``npc_id`` agreed to in the last two weeks of conversations, starting at ``now`` or later."""
+        cur = await conn.execute(
+            f"""SELECT lines FROM dialogue_conversations WHERE {_WORLD}
+                AND (initiator = %(n)s OR target = %(n)s) AND started_at >= %(since)s
+                ORDER BY started_at, conversation_id""",
+            {"t": tenant, "w": world, "n": npc_id, "since": now - timedelta(days=14)},
+        )
+        agreed: list[Commitment] = []
+        for (lines,) in await cur.fetchall():
+            for data in lines if isinstance(lines, list) else json.loads(lines):
+                c = _line(data).commitment
+                if c is not None and c.npc_id == npc_id and c.start is not None and c.start >= now:
+                    agreed.append(c)
+        return agreed
 
     async def last_ended(self, conn: Conn, tenant: str, world: str, pair: tuple[str, str]) -> datetime | None:
         """When the pair's most recent conversation ended (world time)."""

@@ -7,9 +7,11 @@ what the NPC says and what it then does come from one decision (Project Sid's co
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from npcworld.contracts import Commitment
 from npcworld.errors import NotFoundError
 from npcworld.llm.prompts import MemoryItem
 from npcworld.llm.prompts.dialogue import (
@@ -27,7 +29,7 @@ from services.dialogue.deps import DialogueDeps
 from services.dialogue.domain import CommitmentDraft, Conversation, Line, Relationship, resolve_commitment
 from services.dialogue.repository import NpcProfile
 
-__all__ = ["Reply", "Scene", "clock_text", "next_line", "reply_to_player", "summarise"]
+__all__ = ["Reply", "Scene", "clock_text", "next_line", "plan_lines", "reply_to_player", "summarise"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,11 +82,28 @@ def _transcript(c: Conversation, names: dict[str, str]) -> tuple[TranscriptLine,
 
 
 def _draft(c: CommitmentOut) -> CommitmentDraft:
-    return CommitmentDraft(c.description, c.place, c.time, c.duration_minutes)
+    return CommitmentDraft(c.description, c.place, c.time, c.duration_minutes, c.date)
+
+
+def plan_lines(commitments: Sequence[Commitment]) -> tuple[str, ...]:
+    """What an NPC has agreed to, as the dialogue prompt shows it ("17:00 on 2023-02-14 for 120 min at
+    <place>: <what>"), soonest first; at most 10."""
+    timed = sorted((c for c in commitments if c.start is not None), key=lambda c: (c.start, c.description))
+    return tuple(
+        f"{c.start:%H:%M on %Y-%m-%d} for {c.duration_minutes} min at {c.location_path or 'somewhere'}: "
+        f"{c.description}"[:1000]
+        for c in timed
+        if c.start is not None
+    )[:10]
 
 
 def _turn_input(
-    scene: Scene, conversation: Conversation, rel: Relationship, memories: tuple[MemoryItem, ...], cap: int
+    scene: Scene,
+    conversation: Conversation,
+    rel: Relationship,
+    memories: tuple[MemoryItem, ...],
+    cap: int,
+    plans: tuple[str, ...] = (),
 ) -> DialogueTurnInput:
     speaker, listener = scene.speaker, scene.listener
     return DialogueTurnInput(
@@ -96,6 +115,7 @@ def _turn_input(
         relationship=rel.summary,
         reason=conversation.reason if speaker.npc_id == conversation.initiator else "",
         intentions=speaker.intentions[-5:],
+        plans=plans,
         location=conversation.location_path or "",
         now=clock_text(scene.now),
         transcript=_transcript(conversation, {speaker.npc_id: speaker.name, listener.npc_id: listener.name}),
@@ -106,14 +126,19 @@ def _turn_input(
 
 
 async def next_line(
-    deps: DialogueDeps, scene: Scene, conversation: Conversation, rel: Relationship, known_places: list[str]
+    deps: DialogueDeps,
+    scene: Scene,
+    conversation: Conversation,
+    rel: Relationship,
+    known_places: list[str],
+    agreed: Sequence[Commitment] = (),
 ) -> tuple[Line, bool]:
     """The speaker's next line of ``conversation`` and whether the speaker ends it with that line."""
     speaker, listener = scene.speaker, scene.listener
     heard = conversation.lines[-1].text if conversation.lines else conversation.reason
     query = f"{listener.name}. {heard}" if heard else listener.name
     memories = await _memories(deps, scene, speaker.npc_id, query)
-    inputs = _turn_input(scene, conversation, rel, memories, deps.rules.max_utterances)
+    inputs = _turn_input(scene, conversation, rel, memories, deps.rules.max_utterances, plan_lines(agreed))
     result = await deps.llm.complete(
         "dialogue_turn",
         inputs,

@@ -63,6 +63,12 @@ class LocalMiniLMEmbedder:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         return await self._coalescer.embed(list(texts))
 
+    def embed_sync(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """``embed`` run in the calling thread (for callers that are not coroutines); same vectors."""
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        return self._embed_sync(list(texts))
+
     def _embed_sync(self, texts: list[str]) -> npt.NDArray[np.float32]:
         self._load()
         parts = [self._encode(texts[i : i + _BATCH]) for i in range(0, len(texts), _BATCH)]

@@ -9,33 +9,52 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 
 from npcworld.contracts import Commitment
 
 __all__ = ["CommitmentDraft", "merge_commitments", "resolve_commitment", "resolve_place", "resolve_start"]
 
 _CLOCK = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*$")
+_DAY = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})\s*$")
 
 
 @dataclass(frozen=True)
 class CommitmentDraft:
-    """A commitment as the speaker phrased it: a place name and a clock time ("17:00"), both optional."""
+    """A commitment as the speaker phrased it: a place name, a clock time ("17:00") and a date
+    ("2023-02-14"), all optional."""
 
     description: str
     place: str | None = None
     clock: str | None = None
     duration_minutes: int = 60
+    day: str | None = None
 
 
-def resolve_start(clock: str | None, now: datetime) -> datetime | None:
-    """The next occurrence of ``clock`` ("HH:MM", 24 h) at or after ``now``; None if unreadable."""
+def _date(day: str | None) -> date | None:
+    match = _DAY.match(day or "")
+    if match is None:
+        return None
+    try:
+        return date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+    except ValueError:
+        return None
+
+
+def resolve_start(clock: str | None, now: datetime, day: str | None = None) -> datetime | None:
+    """``clock`` ("HH:MM", 24 h) on ``day`` ("YYYY-MM-DD") when that is not past, else the next occurrence
+    of ``clock`` at or after ``now``; None if the clock is unreadable."""
     match = _CLOCK.match(clock or "")
     if match is None:
         return None
     hour, minute = int(match.group(1)), int(match.group(2))
     if hour > 23 or minute > 59:
         return None
+    on = _date(day)
+    if on is not None:
+        dated = datetime.combine(on, time(hour, minute), tzinfo=now.tzinfo)
+        if dated >= now:
+            return dated
     start = datetime.combine(now.date(), time(hour, minute), tzinfo=now.tzinfo)
     return start if start >= now else start + timedelta(days=1)
 
@@ -75,7 +94,7 @@ def resolve_commitment(
         npc_id=npc_id,
         description=draft.description,
         location_path=resolve_place(draft.place, known_places, here),
-        start=resolve_start(draft.clock, now),
+        start=resolve_start(draft.clock, now, draft.day),
         duration_minutes=max(1, min(24 * 60, draft.duration_minutes)),
     )
 

@@ -57,3 +57,10 @@ def test_a_repeated_promise_is_counted_once() -> None:
     b = Commitment(npc_id="sam", description="go to the party", location_path="x", start=NOW)
     c = Commitment(npc_id="isabella", description="go to the party", location_path="x", start=NOW)
     assert merge_commitments([a, b, c]) == (a, c)
+
+
+def test_a_dated_clock_time_is_that_day_unless_it_is_past() -> None:
+    assert resolve_start("17:00", NOW, "2023-02-16") == datetime(2023, 2, 16, 17, 0, tzinfo=UTC)
+    assert resolve_start("17:00", NOW, "2023-02-14") == datetime(2023, 2, 14, 17, 0, tzinfo=UTC)
+    assert resolve_start("09:00", NOW, "2023-02-10") == datetime(2023, 2, 15, 9, 0, tzinfo=UTC)
+    assert resolve_start("17:00", NOW, "14 February") == datetime(2023, 2, 14, 17, 0, tzinfo=UTC)

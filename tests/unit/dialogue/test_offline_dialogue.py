@@ -23,7 +23,11 @@ INVITE = (
 
 
 def turn(
-    speaker: str, listener: str, memories: tuple[str, ...] = (), heard: tuple[str, ...] = (), **extra: object
+    speaker: str,
+    listener: str,
+    memories: tuple[str | MemoryItem, ...] = (),
+    heard: tuple[str, ...] = (),
+    **extra: object,
 ) -> DialogueTurnOutput:
     lines = tuple(
         TranscriptLine(speaker=listener if (len(heard) - k) % 2 else speaker, text=t)
@@ -34,7 +38,10 @@ def turn(
             "speaker": speaker,
             "listener": listener,
             "now": "Tuesday 14 February 2023, 15:00",
-            "memories": tuple(MemoryItem(id=f"m{k}", description=d) for k, d in enumerate(memories)),
+            "memories": tuple(
+                d if isinstance(d, MemoryItem) else MemoryItem(id=f"m{k}", description=d)
+                for k, d in enumerate(memories)
+            ),
             "transcript": lines,
             "turn": len(heard) + 1,
             "max_turns": 16,
@@ -103,3 +110,81 @@ def test_a_player_gets_the_npcs_own_knowledge_not_an_echo_of_the_instruction() -
     out = OfflineCognition().answer(PLAYER_REPLY, inputs)
     assert isinstance(out, SpokenReply)
     assert out.reply.startswith("I am planning a Valentine's Day party") and "arr" not in out.reply
+
+
+def rated(*memories: tuple[str, int]) -> tuple[MemoryItem, ...]:
+    return tuple(MemoryItem(id=f"r{k}", description=d, importance=i) for k, (d, i) in enumerate(memories))
+
+
+HEARD_INVITE = f'Isabella Rodriguez said to Sam Moore: "{INVITE}"'
+DATED = "I am planning a Valentine's Day party at Hobbs Cafe on February 14 from 5 pm to 7 pm."
+EARLIER = "Monday 13 February 2023, 10:00"
+
+
+def test_news_heard_from_someone_is_passed_on_with_its_source_and_never_to_its_source() -> None:
+    memories = rated((HEARD_INVITE, 6), ("Sam Moore is eating breakfast", 2))
+    told = turn("Sam Moore", "Klaus Mueller", memories=memories)
+    source = 'Isabella Rodriguez told me: "I am planning a Valentine\'s Day party at Hobbs Cafe'
+    assert source in told.utterance
+    assert told.utterance.endswith("Would you like to go?") and "breakfast" not in told.utterance
+    back = turn("Sam Moore", "Isabella Rodriguez", memories=memories)
+    assert "party" not in back.utterance
+
+
+def test_news_passed_on_twice_names_both_who_told_and_who_said_it() -> None:
+    relayed = f'Hi Klaus! Did you hear? Isabella Rodriguez told me: "{DATED}"'
+    heard = f'Sam Moore said to Klaus Mueller: "{relayed}"'
+    out = turn("Klaus Mueller", "Maria Lopez", memories=rated((heard, 6)), now=EARLIER)
+    assert f'Sam Moore told me that Isabella Rodriguez said: "{DATED}"' in out.utterance
+
+
+def test_news_already_told_to_the_listener_is_not_told_again_and_the_most_important_goes_first() -> None:
+    memories = rated(
+        ("Sam Moore is running for mayor", 8),
+        ('Conversation with Klaus Mueller: Sam Moore and Klaus Mueller talked. Sam Moore said: "Hi Klaus! '
+         'Did you hear? I am running for mayor"', 5),
+        ("Sam Moore bought a new bicycle", 5),
+        ("Sam Moore is watering the plants", 2),
+    )
+    assert "running for mayor" in turn("Sam Moore", "Maria Lopez", memories=memories).utterance
+    to_klaus = turn("Sam Moore", "Klaus Mueller", memories=memories).utterance
+    assert "mayor" not in to_klaus and "new bicycle" in to_klaus
+
+
+def test_a_dated_invitation_passed_on_is_accepted_for_the_hosts_event_on_its_day() -> None:
+    heard = f'Did you hear? Isabella Rodriguez told me: "{DATED}" Would you like to go?'
+    out = turn("Klaus Mueller", "Sam Moore", heard=(heard,), now=EARLIER)
+    assert out.commitment is not None
+    when = (out.commitment.date, out.commitment.time, out.commitment.place)
+    assert when == ("2023-02-14", "17:00", "Hobbs Cafe")
+    assert out.commitment.description == "go to Isabella's party at Hobbs Cafe at 17:00 on February 14"
+
+
+def test_an_invitation_that_clashes_with_what_was_agreed_is_declined() -> None:
+    plans = ("17:30 on 2023-02-14 for 60 min at town:Johnson Park: meet Maria at the park",)
+    heard = f"Hi Klaus! {DATED} Would you like to come?"
+    out = turn("Klaus Mueller", "Isabella Rodriguez", heard=(heard,), now=EARLIER, plans=plans)
+    assert out.commitment is None and out.utterance == (
+        "Sorry, Isabella, I've already promised to meet Maria at the park then."
+    )
+    free = ("09:00 on 2023-02-14 for 60 min at town:Johnson Park: meet Maria at the park",)
+    accepted = turn("Klaus Mueller", "Isabella Rodriguez", heard=(heard,), now=EARLIER, plans=free)
+    assert accepted.commitment is not None
+
+
+def test_a_reserved_persona_turns_down_a_strangers_invitation_but_not_a_friends() -> None:
+    heard = f"Hello Klaus, I'm Isabella. {DATED} Would you like to come?"
+    shy = "age 30; shy, quiet; librarian"
+    stranger = turn("Klaus Mueller", "Isabella Rodriguez", heard=(heard,), persona=shy, now=EARLIER)
+    assert stranger.commitment is None and "rather not" in stranger.utterance
+    friend = turn("Klaus Mueller", "Isabella Rodriguez", heard=(heard,), 
+                  persona=shy, now=EARLIER, familiarity=1)
+    assert friend.commitment is not None
+
+
+def test_news_heard_is_thanked_and_answered_with_news_of_ones_own() -> None:
+    heard = "Hi Maria! Did you hear? I am running for mayor."
+    prize = rated(("Maria Lopez won the poetry prize", 7))
+    out = turn("Maria Lopez", "Sam Moore", memories=prize, heard=(heard,))
+    assert out.utterance.startswith("Thanks for telling me! That reminds me: Maria Lopez won the poetry")
+    assert out.warmth >= 1 and not out.end

@@ -1,14 +1,24 @@
-"""Offline dialogue: lines built from the speaker's retrieved memories and relationship, by fixed rules.
+"""Offline dialogue: lines built from the speaker's retrieved memories, relationship, persona and plans, by
+fixed rules.
 
-An opener shares the most relevant memory (an event with a time becomes an invitation); a reply accepts
-an invitation with a commitment (unless the relationship is poor), answers from a memory not yet said,
-or says goodbye and ends. Players get the most relevant memory back; their words are never obeyed.
+News: a memory of importance >= ``NEWS_MIN`` (a memory shown without one is rated as offline importance
+rates it) that the listener lacks (not about the listener, not heard from
+the listener, not already told to them, not said in this conversation), the most important first. Told in
+the speaker's voice when it is the speaker's own, or quoted with its source when it was heard from someone
+("Marta Quill told me: "..."") so every piece of gossip can be traced to a memory of the one who says it.
+News of an event with a time (not yet past) becomes an invitation. An invitation is accepted with a
+commitment at the event's date, time and place, or declined when it clashes with what the speaker has
+already agreed to, when the speaker dislikes the inviter, or when a reserved speaker is asked by a stranger.
+Players get the most relevant memory back; their words are never obeyed.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 
+from npcworld.llm.offline.importance import default_scorer
 from npcworld.llm.offline.text import entities, words
 from npcworld.llm.prompts.dialogue import (
     CommitmentOut,
@@ -19,16 +29,54 @@ from npcworld.llm.prompts.dialogue import (
     PlayerLineInput,
     SpokenReply,
 )
+from npcworld.llm.prompts.reflection import MemoryItem
 
-__all__ = ["answer_interview", "answer_player", "answer_summary", "answer_turn"]
+__all__ = [
+    "NEWS_MIN",
+    "News",
+    "answer_interview",
+    "answer_player",
+    "answer_summary",
+    "answer_turn",
+    "news_for",
+]
+
+NEWS_MIN = 5
+# Lines one speaker says in a conversation before saying goodbye (news, answers, acceptance).
+_MAX_OWN_LINES = 3
 
 _TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b", re.IGNORECASE)
 _PLACE = re.compile(r"\b(?:at|in) (?:the )?((?:[A-Z][\w']*)(?:\s+[A-Z][\w']*)*)")
 _INVITE = re.compile(
-    r"would you like to (?:come|join)|want to (?:come|join)|will you (?:come|join)|join (?:me|us)",
+    r"would you like to (?:come|join|go)|want to (?:come|join)|will you (?:come|join)|join (?:me|us)",
     re.IGNORECASE,
 )
 _FAREWELL = re.compile(r"\b(?:goodbye|bye|see you)\b", re.IGNORECASE)
+_QUOTED = re.compile(r'^(?P<who>[^":]{1,200}?) said to (?P<to>[^":]{1,200}?): "(?P<text>.*)"\s*$', re.DOTALL)
+_NAME = r"[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3}"
+_SOURCED = re.compile(rf'(?P<origin>{_NAME}) (?:said|told me): "(?P<core>[^"]+)"')
+_NOT_NEWS = re.compile(
+    r"^(?:my plan|i changed my plans|conversation with|a player)|replied to a player|comes up in \d+ of"
+    r"|\bremembers(?: [^:]{0,120})?: \"|\bthinks: \"",
+    re.IGNORECASE,
+)
+_FILLER = re.compile(
+    r"^(?:(?:hi|hello|hey)\b[^.!?]*[.!?]\s*|i'm \w+\.\s*|did you hear\?\s*|that reminds me:\s*|well,\s*"
+    r"|thanks for telling me[.!]\s*|really\?\s*)+",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"[^.!?]+[.!?]?")
+_MONTHS = (
+    "january", "february", "march", "april", "may", "june",
+    "july", "august", "september", "october", "november", "december",
+)  # fmt: skip
+_MONTH = "|".join(_MONTHS)
+_DATE = re.compile(
+    rf"\b(?:(?P<m1>{_MONTH})\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?"
+    rf"(?P<m2>{_MONTH}))\b|\b(?P<rel>today|tonight|tomorrow)\b",
+    re.IGNORECASE,
+)
+_PLAN = re.compile(r"(\d{2}):(\d{2}) on (\d{4})-(\d{2})-(\d{2})(?: for (\d+) min)?")
 _EVENTS = frozenset(
     [
         "party",
@@ -45,12 +93,30 @@ _EVENTS = frozenset(
     ]
 )
 _WARM = frozenset(["love", "glad", "great", "wonderful", "thanks", "thank", "happy", "lovely", "nice"])
-_COLD = frozenset(["hate", "stupid", "angry", "annoying", "awful", "leave", "go", "away", "shut"])
+_COLD = frozenset(["hate", "stupid", "angry", "annoying", "awful", "leave", "away", "shut"])
+# Persona words of someone who keeps to themselves: such a speaker turns down a stranger's invitation.
+_RESERVED = frozenset(["shy", "reserved", "timid", "introverted", "withdrawn", "solitary", "aloof", "quiet"])
+
+
+@dataclass(frozen=True)
+class News:
+    """Something the speaker could tell: the words, who said them first (None: the speaker's own), who
+    told the speaker, how important the speaker rated it, and the memory it comes from."""
+
+    text: str
+    origin: str | None
+    teller: str | None
+    importance: int
+    memory_id: str
 
 
 def _clip(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def _first(name: str) -> str:
+    return name.split()[0] if name.split() else name
 
 
 def _clock(text: str) -> list[str]:
@@ -67,10 +133,33 @@ def _minutes(clock: str) -> int:
     return int(clock[:2]) * 60 + int(clock[3:])
 
 
+def _now(text: str) -> datetime | None:
+    """The prompt's "when" ("Monday 13 February 2023, 10:00") as a datetime, if it reads so."""
+    try:
+        return datetime.strptime(text.strip(), "%A %d %B %Y, %H:%M")
+    except ValueError:
+        return None
+
+
+def _day(text: str, now: datetime | None) -> date | None:
+    """The date ``text`` names ("February 14", "14th of February", "tomorrow"), in ``now``'s year."""
+    found = _DATE.search(text)
+    if found is None or now is None:
+        return None
+    if found.group("rel"):
+        return now.date() + timedelta(days=1 if found.group("rel").lower() == "tomorrow" else 0)
+    month = _MONTHS.index((found.group("m1") or found.group("m2")).lower()) + 1
+    try:
+        day = date(now.year, month, int(found.group("d1") or found.group("d2")))
+    except ValueError:
+        return None
+    return day if day >= now.date() - timedelta(days=180) else day.replace(year=now.year + 1)
+
+
 def _place(text: str, exclude: tuple[str, ...]) -> str | None:
     for match in _PLACE.finditer(text):
         name = match.group(1).removesuffix("'s")
-        if name not in exclude and not _TIME.fullmatch(name):
+        if name not in exclude and not _TIME.fullmatch(name) and name.lower() not in _MONTHS:
             return name
     return None
 
@@ -111,6 +200,113 @@ def _said(line: str, transcript_text: str) -> bool:
     return bool(content) and sum(w in heard for w in content) >= 0.6 * len(content)
 
 
+def _names(person: str) -> set[str]:
+    return {n.lower() for n in (person, _first(person)) if n}
+
+
+def _names_one_of(text: str, person: str) -> bool:
+    """Whether ``text`` names ``person`` (full or first name)."""
+    return any(re.search(rf"\b{re.escape(n)}\b", text, re.IGNORECASE) for n in _names(person))
+
+
+def _is(person: str, name: str) -> bool:
+    return name.strip().lower() in _names(person)
+
+
+def _core(quote: str) -> tuple[str | None, str]:
+    """What a heard line told (greetings, questions and fillers dropped) and who it came from when the line
+    passed on someone else's words (None: the one who said the line)."""
+    sourced = _SOURCED.search(quote)
+    if sourced:
+        return sourced.group("origin"), sourced.group("core").strip()
+    told = []
+    for sentence in _SENTENCE.findall(quote):
+        sentence = _FILLER.sub("", sentence.strip()).strip()
+        if sentence.endswith("?") or _FAREWELL.search(sentence) or len(words(sentence)) < 4:
+            continue
+        if re.match(r"^(?:i'd love to|sorry|thanks|thank you|good talking|see you)\b", sentence, re.I):
+            continue
+        told.append(sentence)
+    return None, " ".join(told[:2])
+
+
+def _news_of(m: MemoryItem, importance: int, speaker: str, listener: str) -> News | None:
+    text = m.description.strip()
+    if importance < NEWS_MIN or _NOT_NEWS.search(text):
+        return None
+    quoted = _QUOTED.match(text)
+    if quoted is None:
+        if _names_one_of(text, listener):
+            return None  # about the listener: they know
+        return News(_voice(text, speaker, listener).rstrip("."), None, None, importance, m.id)
+    who = quoted.group("who").strip()
+    if _is(listener, who) or who.lower().startswith("a player"):
+        return None  # the listener told it (or a player did: not something to pass on)
+    origin, core = _core(quoted.group("text"))
+    origin = origin or who
+    if len(words(core)) < 4 or _is(listener, origin) or _is(speaker, origin) or _names_one_of(core, listener):
+        return None  # too short to be news, the listener's own words, or about the listener
+    return News(core.rstrip("."), origin, who, importance, m.id)
+
+
+def _told_before(news: News, memories: tuple[MemoryItem, ...], listener: str) -> bool:
+    """Whether the speaker remembers telling the listener this, or hearing it from them."""
+    for m in memories:
+        text = m.description
+        quoted = _QUOTED.match(text)
+        with_listener = text.lower().startswith("conversation with") and any(
+            n in text.lower() for n in _names(listener)
+        )
+        from_listener = quoted is not None and _is(listener, quoted.group("who").strip())
+        if (with_listener or from_listener) and _said(news.text, text):
+            return True
+    return False
+
+
+def news_for(i: DialogueTurnInput) -> list[News]:
+    """The speaker's news the listener lacks, most important first (ties: the order retrieval gave)."""
+    said = " ".join(line.text for line in i.transcript)
+    found: list[tuple[int, int, News]] = []
+    seen: list[str] = []
+    unrated = [m.description for m in i.memories if m.importance is None]
+    rated = dict(zip(unrated, default_scorer().scores(unrated), strict=True)) if unrated else {}
+    for k, m in enumerate(i.memories):
+        news = _news_of(m, m.importance or rated[m.description], i.speaker, i.listener)
+        if news is None or _told_before(news, i.memories, i.listener) or (said and _said(news.text, said)):
+            continue
+        if any(_said(news.text, other) for other in seen):
+            continue
+        seen.append(news.text)
+        found.append((-news.importance, k, news))
+    return [n for _, _, n in sorted(found, key=lambda x: (x[0], x[1]))]
+
+
+def _upcoming(news: News, now: datetime | None) -> bool:
+    """Whether the news is of an event with a time that has not passed yet."""
+    times = _clock(news.text)
+    if not times:
+        return False
+    if now is None:
+        return True
+    day = _day(news.text, now) or now.date()
+    start = datetime.combine(day, datetime.strptime(times[0], "%H:%M").time())
+    return start > now
+
+
+def _tell(news: News, i: DialogueTurnInput) -> str:
+    """The news as the speaker says it, with its source, and an invitation when it is an upcoming event."""
+    now = _now(i.now)
+    if news.origin is None:
+        line = f"{news.text}."
+        ask = " Would you like to come?" if _upcoming(news, now) else ""
+    else:
+        via = news.teller if news.teller and news.teller != news.origin else None
+        source = f"{via} told me that {news.origin} said" if via else f"{news.origin} told me"
+        line = f'{source}: "{news.text}."'
+        ask = " Would you like to go?" if _upcoming(news, now) else ""
+    return line + ask
+
+
 def _warmth(sentiment: float, heard: str, base: int = 0) -> int:
     tokens = set(words(heard))
     tone = (1 if sentiment >= 6.5 else -1 if sentiment <= 3.5 else 0) + base
@@ -118,70 +314,120 @@ def _warmth(sentiment: float, heard: str, base: int = 0) -> int:
     return max(-2, min(2, tone))
 
 
-def _accept(i: DialogueTurnInput, heard: str, other: str) -> DialogueTurnOutput:
+def _clash(i: DialogueTurnInput, day: date | None, start: str | None, minutes: int) -> str | None:
+    """The speaker's agreed plan that overlaps [start, start + minutes) on ``day``, if any."""
+    if start is None:
+        return None
+    now = _now(i.now)
+    day = day or (now.date() if now else None)
+    begin = _minutes(start)
+    for plan in i.plans:
+        found = _PLAN.search(plan)
+        if found is None:
+            continue
+        hour, minute, year, month, dd, length = found.groups()
+        if day is not None and date(int(year), int(month), int(dd)) != day:
+            continue
+        other = int(hour) * 60 + int(minute)
+        if other < begin + minutes and begin < other + int(length or 60):
+            return plan.split(": ", 1)[-1]
+    return None
+
+
+def _host(heard: str, other: str) -> str:
+    """Whose event an invitation is: the source it quotes, else the one inviting."""
+    sourced = _SOURCED.search(heard)
+    return sourced.group("origin") if sourced else other
+
+
+def _answer_invitation(i: DialogueTurnInput, heard: str, other: str) -> DialogueTurnOutput:
     times = _clock(heard)
-    place = _place(heard, (i.speaker, other, *i.speaker.split(), *other.split()))
-    when = f" at {times[0]}" if times else ""
+    now = _now(i.now)
+    day = _day(heard, now)
+    host = _host(heard, other)
+    place = _place(heard, (i.speaker, other, host, *i.speaker.split(), *other.split(), *host.split()))
+    duration = _minutes(times[1]) - _minutes(times[0]) if len(times) > 1 else 60
+    duration = duration if 0 < duration <= 24 * 60 else 60
+    first = _first(other)
     if i.sentiment <= 3.0:
         return DialogueTurnOutput(
-            utterance=f"Sorry, {other.split()[0]}, I can't make it.",
-            end=False,
-            warmth=_warmth(i.sentiment, heard, -1),
+            utterance=f"Sorry, {first}, I can't make it.", warmth=_warmth(i.sentiment, heard, -1)
         )
-    duration = _minutes(times[1]) - _minutes(times[0]) if len(times) > 1 else 60
+    clash = _clash(i, day, times[0] if times else None, duration)
+    if clash is not None:
+        return DialogueTurnOutput(
+            utterance=_clip(f"Sorry, {first}, I've already promised to {clash} then.", 1000),
+            warmth=_warmth(i.sentiment, heard),
+        )
+    if i.familiarity == 0 and set(words(i.persona)) & _RESERVED:
+        return DialogueTurnOutput(
+            utterance=f"That's kind of you, {first}, but I'd rather not.", warmth=_warmth(i.sentiment, heard)
+        )
     kind = next((w for w in words(heard) if w in _EVENTS), None)
-    goal = f"go to {other.split()[0]}'s {kind}" if kind else f"meet {other}"
+    goal = f"go to {_first(host)}'s {kind}" if kind else f"meet {other}"
+    when = f" at {times[0]}" if times else ""
+    on = f" on {day:%B} {day.day}" if day else ""
     commitment = CommitmentOut(
-        description=_clip(f"{goal} at {place or 'the agreed place'}{when}", 1000),
+        description=_clip(f"{goal} at {place or 'the agreed place'}{when}{on}", 1000),
         place=place,
         time=times[0] if times else None,
-        duration_minutes=duration if 0 < duration <= 24 * 60 else 60,
+        date=day.isoformat() if day and times else None,
+        duration_minutes=duration,
     )
     where = f" at {place}" if place else ""
     return DialogueTurnOutput(
-        utterance=f"I'd love to! I'll be there{where}{when}.",
-        end=False,
+        utterance=f"I'd love to! I'll be there{where}{when}{on}.",
         warmth=_warmth(i.sentiment, heard, 1),
         commitment=commitment,
     )
 
 
 def _opener(i: DialogueTurnInput) -> DialogueTurnOutput:
-    first = i.listener.split()[0]
-    greeting = f"Hi {first}!" if i.familiarity else f"Hello {first}, I'm {i.speaker.split()[0]}."
-    events = [m.description for m in i.memories if _clock(m.description)]
-    if events:
-        line = f"{greeting} {_voice(events[0], i.speaker, i.listener).rstrip('.')}. Would you like to come?"
-    elif i.intentions:
+    first = _first(i.listener)
+    acquainted = i.familiarity > 0 or any(_names_one_of(m.description, i.listener) for m in i.memories)
+    greeting = f"Hi {first}!" if acquainted else f"Hello {first}, I'm {_first(i.speaker)}."
+    news = news_for(i)
+    if news:
+        lead = "" if news[0].origin is None and _upcoming(news[0], _now(i.now)) else " Did you hear?"
+        line = f"{greeting}{lead} {_tell(news[0], i)}"
+        return DialogueTurnOutput(utterance=_clip(line, 1000), warmth=_warmth(i.sentiment, "", 1))
+    if i.intentions:
         line = f"{greeting} I've made up my mind: {_own(i.intentions[-1]).rstrip('.')}."
-    elif i.memories:
-        line = f"{greeting} Did you hear? {_voice(i.memories[0].description, i.speaker, i.listener)}"
-    elif i.reason:
-        line = f"{greeting} I wanted to talk to you: {_clip(i.reason, 300)}"
+    elif not acquainted:
+        line = f"{greeting} Nice to meet you."
     else:
         line = f"{greeting} How are you doing?"
     return DialogueTurnOutput(utterance=_clip(line, 1000), warmth=_warmth(i.sentiment, "", 0))
 
 
+def _shared_news(heard: str) -> bool:
+    return bool(re.search(r"did you hear\?|that reminds me:|told me: \"", heard, re.IGNORECASE))
+
+
 def answer_turn(i: DialogueTurnInput) -> DialogueTurnOutput:
-    """Answer ``dialogue_turn``: opener, acceptance, a fresh memory, or goodbye (ending the conversation)."""
+    """Answer ``dialogue_turn``: an opener with news, an answer to an invitation, news of one's own in
+    return, or goodbye (ending the conversation)."""
     if not i.transcript:
         return _opener(i)
     heard = i.transcript[-1].text
     other = i.listener
-    said = " ".join(line.text for line in i.transcript)
+    first = _first(other)
     last_turn = i.turn >= i.max_turns
     if _INVITE.search(heard) and not last_turn:
-        return _accept(i, heard, other)
-    fresh = [m.description for m in i.memories if not _said(_voice(m.description, i.speaker, other), said)]
-    if last_turn or _FAREWELL.search(heard) or not fresh or heard.startswith("I'd love to"):
+        return _answer_invitation(i, heard, other)
+    thanks = "Thanks for telling me! " if _shared_news(heard) else ""
+    mine = sum(1 for line in i.transcript if line.speaker == i.speaker)
+    news = news_for(i)
+    answered = re.match(r"^(?:i'd love to|sorry|that's kind of you)", heard, re.IGNORECASE)
+    if last_turn or _FAREWELL.search(heard) or not news or answered or mine >= _MAX_OWN_LINES:
         bye = "See you then" if heard.startswith("I'd love to") else "Good talking to you"
         return DialogueTurnOutput(
-            utterance=f"{bye}, {other.split()[0]}. Goodbye!", end=True, warmth=_warmth(i.sentiment, heard)
+            utterance=f"{thanks}{bye}, {first}. Goodbye!",
+            end=True,
+            warmth=_warmth(i.sentiment, heard, 1 if thanks else 0),
         )
-    lead = "Well," if heard.rstrip().endswith("?") else "That reminds me:"
-    line = f"{lead} {_voice(fresh[0], i.speaker, other)}"
-    return DialogueTurnOutput(utterance=_clip(line, 1000), warmth=_warmth(i.sentiment, heard))
+    line = f"{thanks}That reminds me: {_tell(news[0], i)}"
+    return DialogueTurnOutput(utterance=_clip(line, 1000), warmth=_warmth(i.sentiment, heard, 1))
 
 
 def answer_summary(i: DialogueSummaryInput) -> DialogueSummaryOutput:
@@ -204,6 +450,8 @@ def answer_summary(i: DialogueSummaryInput) -> DialogueSummaryOutput:
             "That",
             "Did",
             "Would",
+            "Thanks",
+            "Nice",
         ),
     )
     where = f" at {i.location}" if i.location else ""

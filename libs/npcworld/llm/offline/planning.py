@@ -1,9 +1,11 @@
 """Offline planning: a day outline shaped by the persona's occupation, places and goals; hour chunks and
-5-15 minute actions named after their block; react only to emergencies or to people the NPC knows."""
+5-15 minute actions named after their block; react to emergencies, to people the NPC knows and, out among
+people, to strangers."""
 
 from __future__ import annotations
 
 import re
+import zlib
 
 from npcworld.llm.offline.text import words
 from npcworld.llm.prompts.planning import (
@@ -31,6 +33,14 @@ _EMOJI = (("coffee", "☕"), ("cafe", "☕"), ("breakfast", "🍳"), ("lunch", "
           ("talk", "💬"), ("meet", "🤝"), ("party", "🎉"), ("mayor", "🗳"), ("campaign", "🗳"),
           ("shop", "🛒"), ("cook", "🍳"), ("clean", "🧹"), ("work", "💼"), ("wake", "🌅"), ("relax", "🛋"))
 _STEPS = ("getting started", "in the thick of it", "making progress", "nearly done")
+# Kinds of place where people eat out, and where people spend an evening among others.
+_EATERIES = frozenset({"cafe", "café", "restaurant", "diner", "pub", "inn", "tavern", "canteen", "bistro",
+                       "bakery", "bar"})
+_SOCIAL = _EATERIES | {"park", "square", "plaza", "market", "club"}
+# What an NPC is doing when it is out among people (words of the offline day plan's blocks).
+_SOCIAL_TIME = frozenset({"lunch", "out", "party", "celebration", "festival"})
+# Persona words of someone who keeps to themselves (spends evenings at home).
+_RESERVED = frozenset({"shy", "reserved", "timid", "introverted", "withdrawn", "solitary", "aloof", "quiet"})
 
 
 def _clock(minutes: int) -> str:
@@ -60,6 +70,22 @@ def _best_place(places: tuple[str, ...], text: str) -> str:
     return places[-best[1]] if best[0] else places[0]
 
 
+def _pick(places: list[str], key: str) -> str | None:
+    """One of ``places``, chosen by a stable hash of ``key`` (so NPCs spread over them, day by day)."""
+    return places[zlib.crc32(key.encode()) % len(places)] if places else None
+
+
+def _of_kind(places: tuple[str, ...], kinds: frozenset[str]) -> list[str]:
+    """One place per site ("Site: area") whose site names one of ``kinds``: its first area by name, so
+    everyone who goes there meets in the same area."""
+    sites: dict[str, str] = {}
+    for place in sorted(places):
+        site = place.split(":")[0]
+        if set(words(site)) & kinds:
+            sites.setdefault(site, place)
+    return list(sites.values())
+
+
 def _goal_text(goal: str) -> str:
     text = re.sub(r"^(you|i)\s+(will|must|should|are going to|am going to)\s+", "", goal.strip(), flags=re.I)
     return text.rstrip(".!") or goal
@@ -73,22 +99,32 @@ def _full_day(inputs: PlanDayInput, wake: int, bed: int) -> list[tuple[int, int,
     work = f"work as {occupation.group(1).strip()}" if occupation else "get on with the day's errands"
     goals = [_goal_text(g) for g in inputs.goals[:2]]
     evening = max(17 * 60, wake + 4 * 60)
+    key = f"{inputs.npc_name}|{inputs.date}"
+    lunch_place = _pick(_of_kind(inputs.places, _EATERIES), key) or work_place
     plan = [(wake, wake + 60, "wake up, wash and have breakfast", home),
             (wake + 60, 12 * 60, f"morning: {work}", work_place),
-            (12 * 60, 13 * 60, "have lunch", work_place),
+            (12 * 60, 13 * 60, "have lunch", lunch_place),
             (13 * 60, evening, f"afternoon: {work}", work_place)]
     cursor = evening
     for goal in goals:
         plan.append((cursor, cursor + 60, f"work towards my goal: {goal}", _best_place(inputs.places, goal)))
         cursor += 60
-    plan += [(cursor, cursor + 60, "have dinner", home), (cursor + 60, bed, "relax and wind down", home)]
+    plan.append((cursor, cursor + 60, "have dinner", home))
+    cursor += 60
+    out = _pick(_of_kind(inputs.places, _SOCIAL), key[::-1])
+    if out and not set(words(inputs.persona)) & _RESERVED and not goals and bed - cursor > 150:
+        plan.append((cursor, cursor + 120, "spend the evening out among people", out))
+        cursor += 120
+    plan.append((cursor, bed, "relax and wind down", home))
     return [(s, e, d, p) for s, e, d, p in plan if e > s]
 
 
 def answer_day(inputs: PlanDayInput) -> PlanDayOutput:
     """Answer ``plan_day``: wake-up and bed time from the persona's lifestyle (default 7:00 and 23:00), then
-    morning, lunch and afternoon at the place the occupation names, an hour per goal, dinner and evening
-    at home; a revision keeps what lies after ``from_time``, goals first."""
+    morning and afternoon at the place the occupation names with lunch at a place to eat out (when the NPC
+    knows one; chosen by a stable hash of name and date, so NPCs spread over them), an hour per goal, dinner
+    at home and, for an NPC who is not reserved and has no goals, two hours out at a social place (chosen
+    the same way) before the evening at home; a revision keeps what lies after ``from_time``, goals first."""
     wake = _time_in(_WAKE, inputs.persona, 7 * 60)
     bed = _time_in(_BED, inputs.persona, 23 * 60)
     bed = bed if bed > wake + 8 * 60 else 23 * 60
@@ -159,12 +195,14 @@ def answer_actions(inputs: PlanActionsInput) -> PlanActionsOutput:
 
 def answer_reaction(inputs: ReactionInput) -> ReactionOutput:
     """Answer ``plan_reaction``: react to an emergency; talk to a listed person whom a remembered relationship
-    memory names (when not already talking); otherwise carry on."""
+    memory names (when not already talking), or, out among people, say hello to a stranger unless the NPC
+    is reserved; otherwise carry on."""
     seen = inputs.observation
     if _URGENT & set(words(seen)):
         return ReactionOutput(react=True, reaction=f"deal with it: {seen}"[:500], duration_minutes=15,
                               emoji="🚨", reason="it looks like an emergency")
-    talking = {"talk", "talking", "chat", "chatting", "conversation"} & set(words(inputs.current_activity))
+    doing = set(words(inputs.current_activity))
+    talking = {"talk", "talking", "chat", "chatting", "conversation"} & doing
     known = [p for p in inputs.people
              if any(set(words(p.name)) & set(words(memory)) for memory in inputs.relationship)]
     if known and not talking:
@@ -172,4 +210,12 @@ def answer_reaction(inputs: ReactionInput) -> ReactionOutput:
         return ReactionOutput(react=True, reaction=f"talk with {person.name} about what they are doing"[:500],
                               duration_minutes=10, emoji="💬", talk_to=person.npc_id,
                               reason=f"{inputs.npc_name} knows {person.name}")
+    # Out among people (a meal out, an evening out, a party) someone who is not reserved says hello to a
+    # stranger; the next time they meet, they are acquaintances.
+    sociable = not set(words(inputs.persona)) & _RESERVED
+    if inputs.people and not talking and sociable and doing & _SOCIAL_TIME:
+        person = inputs.people[0]
+        return ReactionOutput(react=True, reaction=f"say hello to {person.name}"[:500], duration_minutes=10,
+                              emoji="👋", talk_to=person.npc_id,
+                              reason=f"{inputs.npc_name} meets {person.name} while out")
     return ReactionOutput(react=False, reason="nothing that calls for a change of plan")

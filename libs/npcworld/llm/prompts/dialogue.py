@@ -52,6 +52,9 @@ class DialogueTurnInput(BaseModel):
     intentions: tuple[Annotated[str, Field(min_length=1, max_length=2000)], ...] = Field(
         default=(), max_length=5, description="what the speaker has decided (inner voice), newest last"
     )
+    plans: tuple[Annotated[str, Field(min_length=1, max_length=1000)], ...] = Field(
+        default=(), max_length=10, description="what the speaker has already agreed to do, soonest first"
+    )
     location: str = Field(default="", max_length=400)
     now: str = Field(min_length=1, max_length=100)
     transcript: tuple[TranscriptLine, ...] = Field(default=(), max_length=64)
@@ -68,6 +71,9 @@ class CommitmentOut(BaseModel):
     description: str = Field(min_length=1, max_length=1000)
     place: str | None = Field(default=None, max_length=400)
     time: str | None = Field(default=None, max_length=5, description="24-hour HH:MM")
+    date: str | None = Field(
+        default=None, max_length=10, description="YYYY-MM-DD when it is not today or the next such time"
+    )
     duration_minutes: int = Field(default=60, ge=1, le=24 * 60)
 
 
@@ -139,6 +145,7 @@ def _turn_fields(i: DialogueTurnInput) -> dict[str, str]:
         "sentiment": f"{i.sentiment:g}",
         "relationship": i.relationship or "(no history)",
         "intentions": "; ".join(i.intentions) or "(nothing in particular)",
+        "plans": "; ".join(i.plans) or "(nothing yet)",
         "reason": i.reason or "(replying)",
         "location": i.location or "(unknown)",
         "now": i.now,
@@ -151,21 +158,23 @@ def _turn_fields(i: DialogueTurnInput) -> dict[str, str]:
 
 DIALOGUE_TURN: PromptTemplate[DialogueTurnInput, DialogueTurnOutput] = PromptTemplate(
     kind="dialogue_turn",
-    version=2,
+    version=3,
     system=(
         "You voice one character in a simulated town, one line of a conversation at a time. Stay in "
         "character, ground what you say in the character's memories, and keep it to one or two sentences. "
         "Decide in the same answer whether this line ends the conversation, how warm it is toward the other "
         "person (-2 cold .. 2 warm), and whether the character commits to doing something (agreeing to meet, "
-        "promising an errand). A commitment must be something this character said yes to in this line.\n"
+        "promising an errand). A commitment must be something this character said yes to in this line; an "
+        "invitation that clashes with what the character has already agreed to is declined.\n"
         'Answer with one JSON object only: {"utterance": "...", "end": false, "warmth": 0, "commitment": '
         'null or {"description": "...", "place": "place name or null", "time": "HH:MM or null", '
-        '"duration_minutes": 60}}.'
+        '"date": "YYYY-MM-DD or null", "duration_minutes": 60}}.'
     ),
     user=(
         "Character: {speaker}. {persona}\nTalking to: {listener} (conversations before: {familiarity}; "
         "feeling toward them {sentiment}/10; {relationship})\nWhy the conversation started: {reason}\n"
         "What {speaker} has decided (their own thoughts): {intentions}\n"
+        "What {speaker} has already agreed to do: {plans}\n"
         "Where: {location}. When: {now}.\nWhat {speaker} remembers that is relevant:\n{memories}\n"
         "Conversation so far:\n{transcript}\n"
         "This is line {turn} of at most {max_turns}. What does {speaker} say?"

@@ -1,0 +1,163 @@
+"""The importance anchor bank: example memories with the poignancy (1-10) a person would give them.
+
+Offline importance places a memory on the scale by its nearest anchors in sentence-embedding space
+(``importance.py``), so the bank is a set of worked examples across the whole range rather than a list of
+keywords: everyday routines at the bottom, social life in the middle, life events and emergencies at the
+top. The scale's ends are the Generative Agents paper's (brushing teeth 1, a break-up 10). The examples name
+nobody (pronouns only, so no name pulls a memory toward them) and no place of any particular town.
+"""
+
+from __future__ import annotations
+
+__all__ = ["IMPORTANCE_ANCHORS"]
+
+# fmt: off
+_BANK: dict[int, tuple[str, ...]] = {
+    1: (
+        "he is brushing his teeth",
+        "she is sleeping",
+        "the bed is in use: sleeping",
+        "he is making the bed",
+        "she is washing her face",
+        "the toothbrush is next to the sink",
+        "the neighbour is idle",
+        "the lamp is off",
+        "he is taking a shower",
+        "the chair is empty",
+        "she is getting dressed",
+        "he is tying his shoelaces",
+        "she brushed her hair",
+        "he woke up and yawned",
+    ),
+    2: (
+        "she is eating breakfast at home",
+        "he is cleaning the kitchen",
+        "the sink is in use: washing the dishes",
+        "she is having lunch",
+        "he is doing the laundry",
+        "she is walking home",
+        "he is watering the plants",
+        "she is tidying the living room",
+        "a bird landed on the fence",
+        "he is drinking a cup of tea",
+        "the coffee machine is in use: making coffee",
+        "she is relaxing and winding down at home",
+        "he swept the floor",
+        "she mended a shirt",
+        "he took out the rubbish",
+    ),
+    3: (
+        "he is buying bread at the shop",
+        "she is waiting for the bus",
+        "he is reading the newspaper",
+        "she is cooking dinner",
+        "the shelf is in use: restocking the shelves",
+        "he is walking to work",
+        "she is serving a customer at the counter",
+        "he noticed that it is raining",
+        "she is jogging in the park",
+        "my plan for today: wake up, work, lunch, dinner and relax",
+        "he said hello to a neighbour in passing",
+        "she is filing papers at the office",
+        "he fixed the gate of the fence",
+        "she bought groceries for the week",
+    ),
+    4: (
+        "he is working at the workshop",
+        "she is studying for class in the library",
+        "he is painting a landscape",
+        "she is practising the piano",
+        "he is teaching a lesson to his students",
+        "she is writing a chapter of her book",
+        "he is repairing a broken chair",
+        "she is planting vegetables in the garden",
+        "he is reading a novel he enjoys",
+        "she is chatting with a customer about the weather",
+        "he is preparing a report for a meeting at work",
+        "she finished a painting she had worked on",
+        "he repaired the swings in the playground",
+    ),
+    5: (
+        "two friends had a pleasant conversation about their week",
+        "she met a new neighbour who just moved in",
+        "he talked with a friend over coffee",
+        "she asked a neighbour for advice about the garden",
+        "he helped an old friend carry groceries",
+        "she heard some gossip about a neighbour",
+        "he visited a friend and they talked for an hour",
+        "she changed her plans to talk with a colleague",
+        "he is curious about the new people in town",
+        "a friend said that she had a lovely day",
+    ),
+    6: (
+        "he is planning a party at his house on Saturday evening",
+        "she invited her neighbour to a dinner party on Friday",
+        "he was invited to a celebration next week",
+        "she heard that there will be a festival in town on Sunday",
+        "he agreed to come to a friend's birthday party at 6 pm",
+        "she gave a gift to a close friend",
+        "he is excited about a concert tomorrow night",
+        "she feels lonely and wants to make new friends",
+        "a neighbour told him some big news about the town",
+        "she is worried about a friend who has been unwell",
+    ),
+    7: (
+        "he had a bitter argument with his brother",
+        "she confessed a secret to her best friend",
+        "he is nervous about an important job interview",
+        "she is upset and crying after hard news",
+        "he graduated from college",
+        "she is standing in the town council election",
+        "he heard a rumour about a scandal at the council",
+        "she apologised to a friend after a quarrel",
+        "he is jealous of his colleague",
+        "she decided to change careers",
+        "he is arguing angrily with his boss",
+    ),
+    8: (
+        "he asked his crush out on a date",
+        "she is running for mayor of the town",
+        "he was promoted to manager",
+        "she got into a fight in the street",
+        "his shop was robbed last night",
+        "she is secretly in love with her best friend",
+        "he was injured and taken to the hospital",
+        "she failed her final exams",
+        "he was elected to the town council",
+        "a fire broke out in a house down the street",
+        "she is being rushed to the hospital",
+        "he won a huge prize",
+    ),
+    9: (
+        "he got engaged to his partner",
+        "they got married today",
+        "she was fired from her job",
+        "he was arrested by the police",
+        "she had a serious car accident",
+        "his best friend betrayed him",
+        "her house burned down",
+        "a flood destroyed half of the town",
+        "he is heartbroken because his partner left him",
+        "an armed robber attacked people in the square",
+        "the police are arresting him",
+        "he asked her to marry him",
+    ),
+    10: (
+        "she broke up with her partner",
+        "his mother died",
+        "they are getting divorced",
+        "she found out she is pregnant",
+        "he was accepted into college",
+        "she was diagnosed with cancer",
+        "his father was killed in an accident",
+        "she went to the funeral of her best friend",
+        "a monster attacked the town and people were killed",
+        "someone was murdered in the town",
+        "his mother is dying",
+    ),
+}
+# fmt: on
+
+IMPORTANCE_ANCHORS: tuple[tuple[str, int], ...] = tuple(
+    (text, level) for level, texts in sorted(_BANK.items()) for text in texts
+)
