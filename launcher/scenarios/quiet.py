@@ -30,7 +30,7 @@ class QuietSettler:
         while not set(caused_by) <= self.causes:
             if time.monotonic() > deadline:
                 raise StepError(f"nothing in world {world_id} was caused by {', '.join(caused_by)} within "
-                                f"{self.cause_timeout:.0f} s (a service gave up on it? npcworld dlq list)")
+                                f"{self.cause_timeout:g} s (a service gave up on it? npcworld dlq list)")
             await asyncio.sleep(0.25)
             await self._newest(world_id)
         deadline = time.monotonic() + self.timeout

@@ -132,12 +132,10 @@ class ProbeSettler:
     def __init__(self, pool: AsyncConnectionPool, tenant_id: str, timeout: float = 120.0) -> None:
         self.pool, self.tenant_id, self.timeout = pool, tenant_id, timeout
         self.probe = PipelineProbe(pool)
-        self.seen_dead: int | None = None
+        self.seen_dead = 0  # the tenant is the scenario's own: every dead letter of its world is news
 
     async def settle(self, world_id: str, caused_by: Sequence[str] = ()) -> None:
         """``caused_by`` needs no wait of its own here: the wait covers what those events caused."""
-        if self.seen_dead is None:
-            self.seen_dead = await self._last_dead()
         if not await self.probe.wait_idle(self.timeout, [(self.tenant_id, world_id)]):
             raise StepError(f"not digested within {self.timeout:.0f} s: {self.probe.describe()}")
         async with self.pool.connection() as conn:
@@ -150,8 +148,3 @@ class ProbeSettler:
         if rows:
             self.seen_dead = max(r[0] for r in rows)
             raise StepError("; ".join(f"{r[1]} gave up on {r[2]}: {r[3]}" for r in rows))
-
-    async def _last_dead(self) -> int:
-        async with self.pool.connection() as conn:
-            row = await (await conn.execute("SELECT coalesce(max(id), 0) FROM dead_letters")).fetchone()
-        return int(row[0]) if row else 0
