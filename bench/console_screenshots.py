@@ -21,6 +21,8 @@ from pathlib import Path
 
 from playwright.sync_api import Page, sync_playwright
 
+from launcher.demo import DEMO_WORLD
+
 CHROMIUM = "/usr/bin/chromium"
 
 
@@ -103,7 +105,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("docs/console"))
     parser.add_argument("--url")
     parser.add_argument("--key")
-    parser.add_argument("--world", default="demo")
+    parser.add_argument("--world", default=DEMO_WORLD)
     parser.add_argument("--npc", default="marta")
     parser.add_argument("--wait", type=float, default=60.0, help="seconds the demo town runs first")
     args = parser.parse_args()

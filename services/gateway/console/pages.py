@@ -40,7 +40,7 @@ router = APIRouter(prefix="/console", include_in_schema=False)
 _HERE = Path(__file__).parent
 _STATIC = {"console.css": "text/css", "console.js": "text/javascript"}
 _env = jinja2.Environment(loader=jinja2.FileSystemLoader(_HERE / "templates"), autoescape=True,
-                          undefined=jinja2.StrictUndefined)
+                          undefined=jinja2.ChainableUndefined)
 _env.filters["short"] = short
 _env.filters["compact"] = lambda v: markupsafe.Markup(  # JSON safe inside a <script> element
     json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=str)

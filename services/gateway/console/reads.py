@@ -27,6 +27,8 @@ __all__ = ["MemoryRow", "NpcPage", "OpsPage", "World", "WorldTimeline", "dead_le
 
 _POSITION_TYPES = ["NpcsMoved", "ActionStarted"]
 LAG_WINDOW = 10_000  # consumer lag is counted over the newest events of the log
+MAX_CHANGES = 10_000  # position and action events a world page replays at most
+_MOVES_BACK = 2_000  # clock steps of moves read back for the state a window opens with
 
 
 @dataclass
@@ -103,10 +105,12 @@ class WorldTimeline:
 
 
 def timeline(
-    conn: psycopg.Connection[Any], tenant_id: str, w: World, span: timedelta, until: datetime | None = None
+    conn: psycopg.Connection[Any], tenant_id: str, w: World, span: timedelta, until: datetime | None = None,
+    max_changes: int = MAX_CHANGES,
 ) -> WorldTimeline:
     """Positions and actions over the world-time window ``(until - span, until]`` (``until``: the world's
-    latest time), with each NPC's state as the window opens."""
+    latest time; the window shrinks to the newest ``max_changes`` events), with each NPC's state as the
+    window opens."""
     bounds = _rows(conn, "SELECT min(world_time) AS first, max(world_time) AS last, max(seq) AS seq"
                    " FROM events WHERE tenant_id = %s AND world_id = %s", (tenant_id, w.world_id))[0]
     first, last = bounds["first"], bounds["last"]
@@ -114,23 +118,56 @@ def timeline(
         return WorldTimeline(None, None, None, {}, [], 0)
     end = min(until, last) if until else last
     since = max(first, end - span)
-    before = _rows(
-        conn,
-        f"SELECT DISTINCT ON (npc_id, type) {EVENT_COLUMNS} FROM events WHERE tenant_id = %s"
-        " AND world_id = %s AND type = ANY(%s) AND world_time <= %s AND npc_id IS NOT NULL"
-        " ORDER BY npc_id, type, world_time DESC, seq DESC",
-        (tenant_id, w.world_id, _POSITION_TYPES, since),
-    )
-    opening = changes_of([*w.created, *(LoggedEvent(**r) for r in before)])
-    start = state_at(w.names, opening)
-    rows = _rows(
-        conn,
-        f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = %s AND world_id = %s AND type = ANY(%s)"
-        " AND world_time > %s AND world_time <= %s ORDER BY seq",
-        (tenant_id, w.world_id, _POSITION_TYPES, since, end),
-    )
-    return WorldTimeline(first, last, since, start, changes_of(LoggedEvent(**r) for r in rows),
+    # The changes are taken apart in SQL (what ``changes_of`` does): decoding whole payloads would take
+    # most of the page's time.
+    with conn.cursor() as cur:
+        rows = cur.execute(_WINDOW, {"t": tenant_id, "w": w.world_id, "since": since, "end": end,
+                                     "n": max_changes + 1}).fetchall()
+    if len(rows) > max_changes:  # the window opens at the oldest step it holds whole
+        since = rows[-1][1]
+        rows = [r for r in rows if r[1] > since]
+    window = [Change(seq, at, npc, path, (int(x), int(y)) if x is not None and y is not None else None,
+                     description, emoji)
+              for seq, at, npc, path, x, y, description, emoji in sorted(rows, key=lambda r: r[0])]
+    return WorldTimeline(first, last, since, _opening(conn, tenant_id, w, since), window,
                          int(bounds["seq"] or 0))
+
+
+_WINDOW = """
+SELECT seq, world_time, npc, path, x, y, description, emoji FROM (
+  SELECT e.seq, e.world_time, m->>'npc_id' AS npc, m->>'path' AS path, (m->'tile'->>0)::int AS x,
+         (m->'tile'->>1)::int AS y, NULL AS description, NULL AS emoji
+    FROM (SELECT seq, world_time, payload FROM events WHERE tenant_id = %(t)s AND world_id = %(w)s
+           AND type = 'NpcsMoved' AND world_time > %(since)s AND world_time <= %(end)s
+           ORDER BY world_time DESC, seq DESC LIMIT %(n)s) e, jsonb_array_elements(e.payload->'moves') m
+  UNION ALL
+  (SELECT seq, world_time, npc_id, payload->>'arrived_at', NULL, NULL, payload->>'description',
+          coalesce(payload->>'emoji', '')
+     FROM events WHERE tenant_id = %(t)s AND world_id = %(w)s AND type = 'ActionStarted'
+      AND npc_id IS NOT NULL AND world_time > %(since)s AND world_time <= %(end)s
+    ORDER BY world_time DESC, seq DESC LIMIT %(n)s)
+) c ORDER BY world_time DESC, seq DESC LIMIT %(n)s
+"""
+
+
+def _opening(conn: psycopg.Connection[Any], tenant_id: str, w: World, at: datetime) -> dict[str, NpcFrame]:
+    """Each NPC's state at ``at``: its latest action and own placement (one index walk per NPC), then the
+    clock's moves of the last ``_MOVES_BACK`` steps."""
+    own = _rows(
+        conn,
+        f"SELECT e.* FROM unnest(%(npcs)s::text[]) AS n(id), unnest(%(types)s::text[]) AS t(type)"
+        f" CROSS JOIN LATERAL (SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = %(t)s"
+        " AND world_id = %(w)s AND npc_id = n.id AND type = t.type AND world_time <= %(at)s"
+        " ORDER BY seq DESC LIMIT 1) e",
+        {"npcs": sorted(w.npcs), "types": _POSITION_TYPES, "t": tenant_id, "w": w.world_id, "at": at},
+    )
+    steps = _rows(
+        conn,
+        f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = %s AND world_id = %s AND type = 'NpcsMoved'"
+        " AND npc_id IS NULL AND world_time <= %s ORDER BY world_time DESC, seq DESC LIMIT %s",
+        (tenant_id, w.world_id, at, _MOVES_BACK),
+    )
+    return state_at(w.names, changes_of([*w.created, *(LoggedEvent(**r) for r in [*own, *steps])]))
 
 
 @dataclass(frozen=True)

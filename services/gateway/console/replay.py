@@ -9,7 +9,7 @@ the browser, whose scrubber applies them the same way.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -111,7 +111,10 @@ def state_at(
 ) -> dict[str, NpcFrame]:
     """Each NPC of ``names`` (id → name) as the changes up to ``at`` (None: all of them) leave it, starting
     from ``start`` (the state before the first change)."""
-    state = {n: (start or {}).get(n) or NpcFrame(n, name) for n, name in names.items()}
+    state: dict[str, list[Any]] = {}
+    for n, name in names.items():
+        f = (start or {}).get(n) or NpcFrame(n, name)
+        state[n] = [f.path, f.tile, f.description, f.emoji, f.since]
     for c in changes:
         if at is not None and c.at > at:
             break
@@ -119,13 +122,12 @@ def state_at(
         if frame is None:
             continue
         if c.path is not None:
-            frame = replace(frame, path=c.path, tile=c.tile)
+            frame[0], frame[1] = c.path, c.tile
         elif c.tile is not None:
-            frame = replace(frame, tile=c.tile)
+            frame[1] = c.tile
         if c.description is not None:
-            frame = replace(frame, description=c.description, emoji=c.emoji or "", since=c.at)
-        state[c.npc_id] = frame
-    return state
+            frame[2], frame[3], frame[4] = c.description, c.emoji or "", c.at
+    return {n: NpcFrame(n, names[n], *frame) for n, frame in state.items()}
 
 
 def places_of(world_id: str, sectors: Sequence[dict[str, Any]]) -> list[Place]:
