@@ -122,7 +122,7 @@ class _Town:
                 async with pool.connection() as conn, conn.transaction():
                     stop = ClockChanged(paused=True, speed=speed, step_seconds=STEP_SECONDS)
                     await _append(conn, f"clock-ops-{self.world}", stop, tenant, self.world, start)
-                if await PipelineProbe(pool).wait_idle(900):  # None: not digested after 15 minutes
+                if await PipelineProbe(pool).wait_idle(600):  # None: not digested after 10 minutes
                     lag = round(time.monotonic() - last.at, 1)
         finally:
             await pool.close()
