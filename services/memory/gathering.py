@@ -109,9 +109,11 @@ async def gather_slow_calls(
         return 0
     requests = await dry_run(events, deps, pool, handlers)
     texts = [t for r in requests for t in r.texts]
-    embedded = embedder.prefetch(texts) if isinstance(embedder, PrefetchingEmbedder) else asyncio.sleep(0)
-    rated = rater.prefetch(requests) if isinstance(rater, PrefetchingRater) else asyncio.sleep(0)
-    await asyncio.gather(embedded, rated)
+    # Embeddings first: offline importance embeds the same texts and finds them in the model's cache.
+    if isinstance(embedder, PrefetchingEmbedder):
+        await embedder.prefetch(texts)
+    if isinstance(rater, PrefetchingRater):
+        await rater.prefetch(requests)
     return len(requests) if isinstance(rater, PrefetchingRater) else 0
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -59,7 +58,9 @@ async def record_memories(
     if isinstance(deps.rater, DraftCollector):  # a dry run (services/memory/gathering.py): nothing is written
         deps.rater.collect(texts, context)
         return []
-    ratings, vectors = await asyncio.gather(deps.rater.rate(texts, context), deps.embedder.embed(texts))
+    # Embedded before rating: offline importance embeds the same texts and finds them in the model's cache.
+    vectors = await deps.embedder.embed(texts)
+    ratings = await deps.rater.rate(texts, context)
     if len(ratings.scores) != len(drafts):
         raise TransientError(
             f"importance rater returned {len(ratings.scores)} ratings for {len(drafts)} memories"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,12 @@ __all__ = ["LOCAL_MODEL_ID", "LocalMiniLMEmbedder"]
 LOCAL_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 _MAX_TOKENS = 256  # the model's training length (sentence-transformers max_seq_length)
 _BATCH = 32
+# Vectors of recently embedded texts, shared by every instance of one model in the process (a memory is
+# embedded for storage and again by offline importance; the second finds it here). Vectors do not depend on
+# the batch, so a cached vector is the one the model would give again.
+_RECENT = 20_000
+_recent: OrderedDict[tuple[str, str], npt.NDArray[np.float32]] = OrderedDict()
+_recent_lock = threading.Lock()
 
 
 def _default_paths() -> tuple[Path, Path]:
@@ -70,9 +77,21 @@ class LocalMiniLMEmbedder:
         return self._embed_sync(list(texts))
 
     def _embed_sync(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        self._load()
-        parts = [self._encode(texts[i : i + _BATCH]) for i in range(0, len(texts), _BATCH)]
-        return np.concatenate(parts, axis=0)
+        model = str(self._model_path or "")
+        with _recent_lock:
+            found = {t: _recent[(model, t)] for t in texts if (model, t) in _recent}
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            self._load()
+            parts = [self._encode(missing[i : i + _BATCH]) for i in range(0, len(missing), _BATCH)]
+            fresh = np.concatenate(parts, axis=0)
+            with _recent_lock:
+                for text, vector in zip(missing, fresh, strict=True):
+                    found[text] = vector
+                    _recent[(model, text)] = vector
+                while len(_recent) > _RECENT:
+                    _recent.popitem(last=False)
+        return np.stack([found[t] for t in texts]).astype(np.float32)
 
     def _encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
         encodings = self._tokenizer.encode_batch(texts)
