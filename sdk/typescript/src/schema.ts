@@ -788,6 +788,11 @@ export interface components {
         };
         /** ClockIn */
         ClockIn: {
+            /**
+             * Focus
+             * @description level of detail: the places (world tree paths: a sector, an arena…) where NPCs run in full detail; NPCs elsewhere run coarse (hourly actions, no per-step perception or reactions) until they come into one. `null` turns it off (every NPC in full detail, the default); omitted: unchanged
+             */
+            focus?: string[] | null;
             /** Mode */
             mode?: ("realtime" | "fast" | "stepped") | null;
             /** Paused */
@@ -807,6 +812,11 @@ export interface components {
         };
         /** ClockOut */
         ClockOut: {
+            /**
+             * Focus
+             * @description level of detail: the focus places; null when every NPC is in full detail
+             */
+            focus?: string[] | null;
             /**
              * Mode
              * @enum {string}

@@ -32,7 +32,7 @@ from npcworld_sdk import (
     WebhookSignatureError,
     parse_webhook,
 )
-from npcworld_sdk.models import ArenaDef, ObjectDef, SectorDef, TreeOut
+from npcworld_sdk.models import ArenaDef, EventOut, ObjectDef, SectorDef, TreeOut
 
 from tests.e2e.sdk.conftest import T0, TOWN, Backend
 from tests.integration.dialogue.support import PARTY, seeded
@@ -132,7 +132,12 @@ async def test_the_event_stream_filters_by_npc_and_resumes_after_a_broken_connec
     for i in range(3):
         await sdk.perceive(world_id, "ana", f"bell {i}", MORNING)
         await sdk.perceive(world_id, "ben", f"drum {i}", MORNING)
-    listed = [e async for e in sdk.iter_events(world_id, types=["ObservationMade"], npc_id="ana")]
+
+    async def listed_so_far() -> list[EventOut]:
+        return [e async for e in sdk.iter_events(world_id, types=["ObservationMade"], npc_id="ana")]
+
+    # The log shows only the settled prefix of the store: the last append may take a moment to settle.
+    listed = await eventually(listed_so_far, lambda events: len(events) == 3, timeout=30)
     assert [e.event["payload"]["description"] for e in listed] == ["bell 0", "bell 1", "bell 2"]
 
     async with sdk.stream_events(world_id, types=["ObservationMade"], npc_id="ana") as stream:
