@@ -21,6 +21,7 @@ from npcworld.contracts import (
     ObservationMade,
     PlacesDiscovered,
     WorldDefined,
+    WorldTicked,
 )
 from npcworld.eventstore import UnitOfWork
 from npcworld.projection import Projection
@@ -114,7 +115,12 @@ async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: PerceptionDeps)
 
 
 async def on_world_ticked(event: Envelope, uow: UnitOfWork, deps: PerceptionDeps) -> None:
-    """Every NPC perceives its surroundings: new observations and newly seen places become events."""
+    """Every NPC in full detail perceives its surroundings (all of them unless the clock has a focus):
+    new observations and newly seen places become events."""
+    ticked = event.payload
+    assert isinstance(ticked, WorldTicked)
+    if ticked.detail is not None and not ticked.detail:
+        return  # level of detail: nobody is in a focus place this step
     repo = PerceptionRepository(uow.conn)
     t, w = event.tenant_id, event.world_id
     layout = await deps.layouts.get(repo, t, w)
@@ -122,7 +128,8 @@ async def on_world_ticked(event: Envelope, uow: UnitOfWork, deps: PerceptionDeps
         return
     bodies, objects = await repo.bodies(t, w), await repo.objects(t, w)
     seen, known = await repo.seen(t, w), await repo.known_places(t, w)
-    taken_in = perceive_step(bodies, objects, layout, seen, known, deps.radius, deps.bandwidth)
+    viewers = None if ticked.detail is None else set(ticked.detail)
+    taken_in = perceive_step(bodies, objects, layout, seen, known, deps.radius, deps.bandwidth, viewers)
     out = [uow.new_event(_observation(p), npc_id=s.npc_id) for s in taken_in for p in s.percepts]
     out += [uow.new_event(PlacesDiscovered(paths=s.places), npc_id=s.npc_id) for s in taken_in if s.places]
     if out:

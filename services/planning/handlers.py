@@ -21,6 +21,7 @@ from npcworld.contracts import (
     NpcCreated,
     ObservationMade,
     PlacesDiscovered,
+    WorldTicked,
 )
 from npcworld.eventstore import UnitOfWork
 from npcworld.messaging import Prepare
@@ -96,7 +97,9 @@ async def on_world_ticked(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) 
         return
     now = event.world_time
     repo = deps.repository
-    due = await repo.due(uow.conn, event.tenant_id, event.world_id, now, limit=deps.max_npcs_per_tick)
+    detail = _detail(event)
+    due = await repo.due(uow.conn, event.tenant_id, event.world_id, now, limit=deps.max_npcs_per_tick,
+                         detail=detail)
     prepared = deps.prepared.pop(event.event_id, None)
     ready: dict[str, _PreparedTick] = prepared if isinstance(prepared, dict) else {}
 
@@ -104,11 +107,19 @@ async def on_world_ticked(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) 
         done = ready.get(state.key.npc_id)
         if done is not None and done.before == state:
             return done.after, done.out
-        after, out = await decide_next(deps.llm, state, now)
+        coarse = detail is not None and state.key.npc_id not in detail
+        after, out = await decide_next(deps.llm, state, now, coarse=coarse)
         return after, list(out)
 
     for state, out in await asyncio.gather(*(next_for(state) for state in due)):
         await _store(uow, deps, state, out)
+
+
+def _detail(event: Envelope) -> frozenset[str] | None:
+    """Level of detail: the NPCs a tick names as in full detail (None: all of them)."""
+    ticked = event.payload
+    assert isinstance(ticked, WorldTicked)
+    return None if ticked.detail is None else frozenset(ticked.detail)
 
 
 @dataclass(frozen=True)
@@ -127,9 +138,11 @@ async def prepare_ticks(events: list[Envelope], deps: PlanningDeps, pool: AsyncC
     gate = asyncio.Semaphore(deps.prepare_concurrency)
 
     async def one(event: Envelope, state: PlannerState) -> _PreparedTick:
+        detail = _detail(event)
+        coarse = detail is not None and state.key.npc_id not in detail
         async with gate:
             with handling(event.event_id, event.correlation_id):
-                after, out = await decide_next(deps.llm, state, event.world_time)
+                after, out = await decide_next(deps.llm, state, event.world_time, coarse=coarse)
         return _PreparedTick(state, after, list(out))
 
     for event in events:
@@ -137,7 +150,7 @@ async def prepare_ticks(events: list[Envelope], deps: PlanningDeps, pool: AsyncC
             continue
         async with pool.connection() as conn:
             due = await deps.repository.peek_due(conn, event.tenant_id, event.world_id, event.world_time,
-                                                 limit=deps.max_npcs_per_tick)
+                                                 limit=deps.max_npcs_per_tick, detail=_detail(event))
         done = await asyncio.gather(*(one(event, state) for state in due))
         deps.prepared[event.event_id] = {p.before.key.npc_id: p for p in done}
 

@@ -165,24 +165,30 @@ def action_event(action: Action, now: datetime) -> ActionDecided:
 
 
 async def decide_next(
-    llm: LLM, state: PlannerState, now: datetime
+    llm: LLM, state: PlannerState, now: datetime, *, coarse: bool = False
 ) -> tuple[PlannerState, list[EventPayload]]:
     """The NPC's next action at ``now``: plan the day if it is a new one, decompose the current chunk
-    just in time (from now, if the NPC arrives in the middle of it), and emit ActionDecided."""
+    just in time (from now, if the NPC arrives in the middle of it), and emit ActionDecided.
+
+    ``coarse`` (level of detail: the NPC is out of focus): the chunk is taken whole as one action, with no
+    decomposition call. An NPC in full detail whose action is such a chunk has it decomposed from now on,
+    so it switches to full detail at its next tick."""
     events: list[EventPayload] = []
     if state.needs_plan(now):
         state, planned = await plan_day(llm, state, now)
         events.append(planned)
     plan = state.plan
     assert plan is not None
-    action = _action_at(state.actions, now)
+    actions_now = state.actions if coarse else tuple(a for a in state.actions if not a.coarse)
+    action = _action_at(actions_now, now)
     chunk = item_at(plan.items, now) if action is None else None
     if action is None and chunk is None:
         action = rest_action(state, now)
     elif action is None and chunk is not None:
         start = max(chunk.start, _minute(now))
         remainder = replace(chunk, start=start, minutes=int((chunk.end - start).total_seconds() // 60))
-        actions = await _decompose(llm, state, remainder if remainder.minutes >= 1 else chunk, now)
+        piece = remainder if remainder.minutes >= 1 else chunk
+        actions = (Action(piece, coarse=True),) if coarse else await _decompose(llm, state, piece, now)
         state = replace(state, actions=actions)
         action = _action_at(actions, now) or actions[-1]
     assert action is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +17,22 @@ __all__ = ["TABLES", "PlanningRepository"]
 TABLES = ("planning_npcs",)
 # due_at of an NPC whose persona has not arrived yet: no tick plans for it.
 _NEVER = datetime(9999, 1, 1, tzinfo=UTC)
+
+
+_DUE = (
+    "SELECT npc_id, state, due_at FROM planning_npcs"
+    " WHERE tenant_id = %(t)s AND world_id = %(w)s AND (due_at IS NULL OR due_at <= %(now)s"
+    "  OR ((%(everyone)s OR npc_id = ANY(%(detail)s)) AND (state -> 'current' ->> 'coarse') = 'true'))"
+    " ORDER BY due_at NULLS FIRST, npc_id LIMIT %(limit)s"
+)
+
+
+def _due_params(
+    tenant_id: str, world_id: str, now: datetime, limit: int, detail: Collection[str] | None
+) -> dict[str, Any]:
+    """``detail``: the NPCs in full detail (None: every NPC)."""
+    return {"t": tenant_id, "w": world_id, "now": now, "limit": limit, "everyone": detail is None,
+            "detail": sorted(detail or ())}
 
 
 class PlanningRepository:
@@ -54,32 +71,28 @@ class PlanningRepository:
         )
 
     async def due(
-        self, conn: AsyncConnection[Any], tenant_id: str, world_id: str, now: datetime, *, limit: int
+        self, conn: AsyncConnection[Any], tenant_id: str, world_id: str, now: datetime, *, limit: int,
+        detail: Collection[str] | None = None,
     ) -> list[PlannerState]:
-        """NPCs of the world whose current action has ended by ``now`` (or who have none), locked like
-        ``get``; NPCs another transaction holds are skipped and come up on a later tick."""
+        """NPCs of the world whose current action has ended by ``now`` (or who have none), and NPCs in full
+        detail (``detail``; None: all of them) still on a coarse action; locked like ``get``. NPCs another
+        transaction holds are skipped and come up on a later tick."""
         cur = await conn.execute(
-            "SELECT npc_id, state FROM (SELECT npc_id, state, due_at FROM planning_npcs"
-            "  WHERE tenant_id = %s AND world_id = %s AND (due_at IS NULL OR due_at <= %s)"
-            "  ORDER BY due_at NULLS FIRST, npc_id LIMIT %s) AS due"
+            f"SELECT npc_id, state FROM ({_DUE}) AS due"
             " WHERE pg_try_advisory_xact_lock("
-            "   hashtextextended('planning:' || %s || ':' || %s || ':' || npc_id, 0))"
+            "   hashtextextended('planning:' || %(t)s || ':' || %(w)s || ':' || npc_id, 0))"
             " ORDER BY due_at NULLS FIRST, npc_id",
-            (tenant_id, world_id, now, limit, tenant_id, world_id),
+            _due_params(tenant_id, world_id, now, limit, detail),
         )
         return [load_state(NpcKey(tenant_id, world_id, npc), state) for npc, state in await cur.fetchall()]
 
     async def peek_due(
-        self, conn: AsyncConnection[Any], tenant_id: str, world_id: str, now: datetime, *, limit: int
+        self, conn: AsyncConnection[Any], tenant_id: str, world_id: str, now: datetime, *, limit: int,
+        detail: Collection[str] | None = None,
     ) -> list[PlannerState]:
         """What ``due`` would return, as committed and without locks (to prepare work ``due`` then checks)."""
-        cur = await conn.execute(
-            "SELECT npc_id, state FROM planning_npcs"
-            " WHERE tenant_id = %s AND world_id = %s AND (due_at IS NULL OR due_at <= %s)"
-            " ORDER BY due_at NULLS FIRST, npc_id LIMIT %s",
-            (tenant_id, world_id, now, limit),
-        )
-        return [load_state(NpcKey(tenant_id, world_id, npc), state) for npc, state in await cur.fetchall()]
+        cur = await conn.execute(_DUE, _due_params(tenant_id, world_id, now, limit, detail))
+        return [load_state(NpcKey(tenant_id, world_id, npc), state) for npc, state, _ in await cur.fetchall()]
 
     async def roster(
         self, conn: AsyncConnection[Any], tenant_id: str, world_id: str

@@ -20,13 +20,14 @@ def _load_item(d: dict[str, Any]) -> Item:
 
 
 def _action(a: Action) -> dict[str, Any]:
-    return {"item": _item(a.item), "emoji": a.emoji, "object_path": a.object_path,
-            "object_state": a.object_state, "reaction_to": a.reaction_to, "talking_to": a.talking_to}
+    out = {"item": _item(a.item), "emoji": a.emoji, "object_path": a.object_path,
+           "object_state": a.object_state, "reaction_to": a.reaction_to, "talking_to": a.talking_to}
+    return out | ({"coarse": True} if a.coarse else {})
 
 
 def _load_action(d: dict[str, Any]) -> Action:
     return Action(_load_item(d["item"]), d["emoji"], d["object_path"], d["object_state"], d["reaction_to"],
-                  d.get("talking_to"))
+                  d.get("talking_to"), bool(d.get("coarse", False)))
 
 
 def _plan(p: DayPlan) -> dict[str, Any]:

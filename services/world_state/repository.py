@@ -30,7 +30,7 @@ _NPC_STATE = (
     " held_object FROM ws_npcs WHERE tenant_id = %s AND world_id = %s ORDER BY npc_id"
 )
 _CLOCK = (
-    "SELECT tenant_id, world_id, world_time, step, step_seconds, speed, paused, last_tick_wall, until"
+    "SELECT tenant_id, world_id, world_time, step, step_seconds, speed, paused, last_tick_wall, until, focus"
     " FROM ws_clocks WHERE tenant_id = %s AND world_id = %s"
 )
 
@@ -243,7 +243,10 @@ class WorldRepository:
         async with self.conn.cursor(row_factory=dict_row) as cur:
             await cur.execute(sql, (tenant_id, world_id))
             row = await cur.fetchone()
-        return ClockState(**row) if row else None
+        if row is None:
+            return None
+        focus = row.pop("focus")
+        return ClockState(**row, focus=None if focus is None else tuple(focus))
 
     async def save_clock(self, clock: ClockState) -> None:
         """A clock change's settings (pause, pace, step length, stop time). Its step and world time are the
@@ -251,7 +254,7 @@ class WorldRepository:
         take the tick back. The last tick's wall time only ever moves forward (folds commute)."""
         await self.conn.execute(
             "UPDATE ws_clocks SET step_seconds = %s, speed = %s, paused = %s,"
-            " last_tick_wall = greatest(last_tick_wall, %s), until = %s"
+            " last_tick_wall = greatest(last_tick_wall, %s), until = %s, focus = %s"
             " WHERE tenant_id = %s AND world_id = %s",
             (
                 clock.step_seconds,
@@ -259,6 +262,7 @@ class WorldRepository:
                 clock.paused,
                 clock.last_tick_wall,
                 clock.until,
+                None if clock.focus is None else list(clock.focus),
                 clock.tenant_id,
                 clock.world_id,
             ),

@@ -133,7 +133,10 @@ class Ticker:
             if clock is None or not is_due(clock, wall_now):
                 return False
             tree = await self.trees.get(repo, tenant_id, world_id)
-            advanced, ticked = next_tick(clock, wall_now)
+            npcs = await repo.npc_states(tenant_id, world_id, lock=True) if tree is not None else []
+            if clock.focus is not None and tree is None:  # a studio world: where its engine put them
+                npcs = await repo.npc_states(tenant_id, world_id)
+            advanced, ticked = next_tick(clock, wall_now, {n.npc_id: n.path for n in npcs})
             uow = UnitOfWork(conn, EventStore())
 
             def event(payload: EventPayload, npc_id: str | None = None) -> Envelope:
@@ -147,7 +150,6 @@ class Ticker:
 
             events: list[Envelope] = []
             if tree is not None:
-                npcs = await repo.npc_states(tenant_id, world_id, lock=True)
                 result = step_npcs(tree, npcs, advanced.world_time)
                 events += [event(NpcsMoved(moves=tuple(result.moves)))] if result.moves else []
                 events += [event(change, npc_id) for npc_id, change in result.object_changes]

@@ -94,6 +94,17 @@ async def test_a_studio_world_without_tile_map_works_through_posted_positions_an
         )
         seen = await eventually(lambda: _observations(pool, w), lambda rows: len(rows) >= 4)
         state = await _ok(await client.get(f"/v1/worlds/{w}/npcs/ana/state"), 200)
+        # Level of detail: a focus names places of the tree; the clock shows it until it is lifted.
+        bad = await client.post(f"/v1/worlds/{w}/clock", json={"focus": [f"{w}:Inn:attic"]})
+        assert bad.status_code == 422 and "focus.0" in bad.text
+        await _ok(await client.post(f"/v1/worlds/{w}/clock", json={"focus": [f"{w}:Inn:tavern"]}))
+        await eventually(lambda: client.get(f"/v1/worlds/{w}/clock"),
+                         lambda r: r.json()["focus"] == [f"{w}:Inn:tavern"])
+        await _ok(await client.post(f"/v1/worlds/{w}/clock", json={"paused": True}))  # focus kept
+        await eventually(lambda: client.get(f"/v1/worlds/{w}/clock"), lambda r: r.json()["paused"] is True)
+        assert (await client.get(f"/v1/worlds/{w}/clock")).json()["focus"] == [f"{w}:Inn:tavern"]
+        await _ok(await client.post(f"/v1/worlds/{w}/clock", json={"focus": None}))
+        await eventually(lambda: client.get(f"/v1/worlds/{w}/clock"), lambda r: r.json()["focus"] is None)
 
     # ana (tavern) perceives its objects, the edit included; ben (cellar) only the barrel
     assert sorted(seen) == [

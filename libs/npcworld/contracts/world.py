@@ -88,6 +88,11 @@ class WorldTicked(EventPayload):
 
     step: int = Field(ge=0)
     step_seconds: float = Field(gt=0, le=86400)
+    detail: tuple[str, ...] | None = Field(
+        default=None,
+        description="level of detail: the NPCs in full detail this step (in a focus place of the clock); the "
+        "others run coarse. None: every NPC in full detail",
+    )
 
 
 class StepCompleted(EventPayload):
@@ -229,4 +234,10 @@ class ClockChanged(EventPayload):
     step_seconds: float = Field(gt=0, le=86400)
     until: datetime | None = Field(
         default=None, description="the clock pauses itself on reaching this world time"
+    )
+    focus: tuple[str, ...] | None = Field(
+        default=None,
+        description="level of detail: place paths (a sector, an arena…) where NPCs run in full detail; NPCs "
+        "elsewhere run coarse (hourly actions, no per-step perception, no reactions to it). None: every NPC "
+        "in full detail (the paper's simulation)",
     )

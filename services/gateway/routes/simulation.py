@@ -69,7 +69,7 @@ async def _append(
 async def _clock(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> ClockOut | None:
     row = await _one(
         conn,
-        "SELECT world_time, step, step_seconds, speed, paused FROM ws_clocks"
+        "SELECT world_time, step, step_seconds, speed, paused, focus FROM ws_clocks"
         " WHERE tenant_id = %s AND world_id = %s",
         (tenant_id, world_id),
     )
@@ -79,7 +79,8 @@ async def _clock(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> C
         "stepped" if row[3] is None else ("realtime" if row[3] == 1 else "fast")
     )
     return ClockOut(
-        world_time=row[0], step=row[1], step_seconds=row[2], mode=mode, speed=row[3], paused=row[4]
+        world_time=row[0], step=row[1], step_seconds=row[2], mode=mode, speed=row[3], paused=row[4],
+        focus=row[5],
     )
 
 
@@ -180,21 +181,10 @@ async def post_positions(world_id: str, body: PositionsIn, key: Writer, request:
     """Positions from a studio's engine (worlds without a tile map are moved only this way)."""
     async with request.app.state.pool.connection() as conn:
         state = await live_world(conn, key.tenant_id, world_id)
-        cur = await conn.execute(
-            "SELECT definition FROM ws_definitions WHERE tenant_id = %s AND world_id = %s",
-            (key.tenant_id, world_id),
-        )
-        row = await cur.fetchone()
+        places = await _places(conn, key.tenant_id, world_id)
         when = await _now(conn, key.tenant_id, world_id, state.start_time)
-    if row is None:
+    if places is None:
         raise ValidationError("define the world tree first (POST .../definition)", field="moves")
-    definition = WorldDefined.model_validate(row[0])
-    places = {
-        f"{world_id}:{s.name}:{a.name}" + suffix
-        for s in definition.sectors
-        for a in s.arenas
-        for suffix in ["", *(f":{o.name}" for o in a.objects)]
-    }
     for i, move in enumerate(body.moves):
         if move.npc_id not in state.npcs:
             raise ValidationError(f"no NPC {move.npc_id!r} in this world", field=f"moves.{i}.npc_id")
@@ -202,6 +192,24 @@ async def post_positions(world_id: str, body: PositionsIn, key: Writer, request:
             raise ValidationError(f"no place {move.path!r} in this world", field=f"moves.{i}.path")
     moved = NpcsMoved(source="studio", moves=tuple(NpcMove(npc_id=m.npc_id, path=m.path) for m in body.moves))
     return Accepted(event_id=await _append(request, key, world_id, f"positions-{world_id}", moved, when))
+
+
+async def _places(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> set[str] | None:
+    """Every arena and object path of the world's tree; None before it has one."""
+    row = await _one(
+        conn,
+        "SELECT definition FROM ws_definitions WHERE tenant_id = %s AND world_id = %s",
+        (tenant_id, world_id),
+    )
+    if row is None:
+        return None
+    definition = WorldDefined.model_validate(row[0])
+    return {
+        f"{world_id}:{s.name}:{a.name}" + suffix
+        for s in definition.sectors
+        for a in s.arenas
+        for suffix in ["", *(f":{o.name}" for o in a.objects)]
+    }
 
 
 @router.get("/v1/worlds/{world_id}/clock", response_model=ClockOut)
@@ -220,17 +228,23 @@ async def set_clock(world_id: str, body: ClockIn, key: Writer, request: Request)
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
         clock = await _clock(conn, key.tenant_id, world_id)
+        places = await _places(conn, key.tenant_id, world_id) if body.focus else set()
     if clock is None:
         raise NotFoundError(f"world {world_id!r} has no clock yet (it has no world tree)")
+    for i, path in enumerate(body.focus or ()):
+        if path != world_id and not any(p == path or p.startswith(path + ":") for p in places or ()):
+            raise ValidationError(f"no place {path!r} in this world", field=f"focus.{i}")
     mode = body.mode or (clock.mode if body.speed is None else "fast")
     if mode == "fast" and (body.speed or clock.speed) is None:
         raise ValidationError("fast mode needs a speed", field="speed")
     speed = {"realtime": 1.0, "stepped": None}.get(mode, body.speed or clock.speed)
+    focus = body.focus if "focus" in body.model_fields_set else clock.focus
     change = ClockChanged(
         paused=clock.paused if body.paused is None else body.paused,
         speed=speed,
         step_seconds=body.step_seconds or clock.step_seconds,
         until=body.until,
+        focus=None if focus is None else tuple(dict.fromkeys(focus)),
     )
     return Accepted(
         event_id=await _append(request, key, world_id, f"clock-ops-{world_id}", change, clock.world_time)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -73,6 +73,13 @@ class ClockIn(_In):
     until: ZonedDatetime | None = Field(
         default=None, description="stop by itself on reaching this world time"
     )
+    focus: list[Annotated[str, Field(min_length=1, max_length=500)]] | None = Field(
+        default=None,
+        max_length=200,
+        description="level of detail: the places (world tree paths: a sector, an arena…) where NPCs run in "
+        "full detail; NPCs elsewhere run coarse (hourly actions, no per-step perception or reactions) until "
+        "they come into one. `null` turns it off (every NPC in full detail, the default); omitted: unchanged",
+    )
 
 
 class ClockOut(BaseModel):
@@ -82,6 +89,9 @@ class ClockOut(BaseModel):
     mode: Literal["realtime", "fast", "stepped"]
     speed: float | None
     paused: bool
+    focus: list[str] | None = Field(
+        default=None, description="level of detail: the focus places; null when every NPC is in full detail"
+    )
 
 
 class ObjectOut(BaseModel):

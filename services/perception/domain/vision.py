@@ -7,6 +7,7 @@ grows with every place within the vision radius.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from services.perception.domain.layout import Layout, Tile
@@ -150,15 +151,20 @@ def perceive_step(
     known: dict[str, set[str]],
     radius: int = VISION_RADIUS,
     bandwidth: int = ATTENTION_BANDWIDTH,
+    viewers: Collection[str] | None = None,
 ) -> list[StepPerception]:
     """Every NPC's perception of one step, in NPC order; NPCs that take in nothing new are left out.
 
     Args:
         seen: npc → entity → what it last perceived of that entity.
         known: npc → places in its spatial memory.
+        viewers: the NPCs that perceive this step (level of detail: those in full detail); None: all.
+            Every body can still be seen.
     """
     out = []
     for viewer in bodies:
+        if viewers is not None and viewer.npc_id not in viewers:
+            continue
         fresh = new_percepts(
             perceive(viewer, bodies, objects, layout, radius, bandwidth), seen.get(viewer.npc_id, {})
         )

@@ -55,6 +55,7 @@ class Action:
     object_state: str | None = None
     reaction_to: str | None = None
     talking_to: str | None = None
+    coarse: bool = False  # level of detail: a whole plan item, taken while the NPC was out of focus
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Pure world-state domain: the world tree, tile map and paths, NPC movement and the world clock."""
 
-from services.world_state.domain.clock import ClockState, apply_change, is_due, next_tick
+from services.world_state.domain.clock import ClockState, apply_change, in_focus, is_due, next_tick
 from services.world_state.domain.movement import (
     NpcState,
     StepResult,
@@ -25,6 +25,7 @@ __all__ = [
     "apply_change",
     "arena_of",
     "find_path",
+    "in_focus",
     "is_due",
     "next_tick",
     "start_action",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from npcworld.contracts import ClockChanged, WorldTicked
 
-__all__ = ["ClockState", "apply_change", "is_due", "next_tick"]
+__all__ = ["ClockState", "apply_change", "in_focus", "is_due", "next_tick"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class ClockState:
     paused: bool
     last_tick_wall: float
     until: datetime | None = None
+    focus: tuple[str, ...] | None = None  # level of detail (ClockChanged.focus); None: all in full detail
 
 
 def is_due(clock: ClockState, wall_now: float) -> bool:
@@ -38,15 +40,26 @@ def is_due(clock: ClockState, wall_now: float) -> bool:
     return wall_now - clock.last_tick_wall >= clock.step_seconds / clock.speed
 
 
-def next_tick(clock: ClockState, wall_now: float) -> tuple[ClockState, WorldTicked]:
-    """Advance one step: the new clock state and the event announcing it."""
+def next_tick(
+    clock: ClockState, wall_now: float, places: Mapping[str, str | None] | None = None
+) -> tuple[ClockState, WorldTicked]:
+    """Advance one step: the new clock state and the event announcing it. With a focus (level of detail),
+    the event names the NPCs in full detail: those whose place (``places``: npc → path) is in focus."""
     advanced = replace(
         clock,
         step=clock.step + 1,
         last_tick_wall=wall_now,
         world_time=clock.world_time + timedelta(seconds=clock.step_seconds),
     )
-    return advanced, WorldTicked(step=advanced.step, step_seconds=clock.step_seconds)
+    detail = None if clock.focus is None else tuple(
+        sorted(npc for npc, path in (places or {}).items() if in_focus(path, clock.focus))
+    )
+    return advanced, WorldTicked(step=advanced.step, step_seconds=clock.step_seconds, detail=detail)
+
+
+def in_focus(path: str | None, focus: tuple[str, ...]) -> bool:
+    """Is ``path`` one of the focus places or inside one (``world:sector`` holds ``world:sector:arena``)?"""
+    return path is not None and any(path == f or path.startswith(f + ":") for f in focus)
 
 
 def apply_change(clock: ClockState, change: ClockChanged, wall_now: float) -> ClockState:
@@ -58,4 +71,5 @@ def apply_change(clock: ClockState, change: ClockChanged, wall_now: float) -> Cl
         step_seconds=change.step_seconds,
         last_tick_wall=wall_now,
         until=change.until,
+        focus=change.focus,
     )

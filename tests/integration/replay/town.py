@@ -92,14 +92,16 @@ class Town:
     async def step(self) -> int:
         return await self._value("SELECT step FROM ws_clocks WHERE world_id = %s", self.world_id)
 
-    async def run(self, steps: int) -> int:
-        """Let the stepped clock run ``steps`` more steps (it stops by itself there); returns that step."""
+    async def run(self, steps: int, focus: tuple[str, ...] | None = None) -> int:
+        """Let the stepped clock run ``steps`` more steps (it stops by itself there), with a level of detail
+        when ``focus`` is given; returns that step."""
         async with self.pool.connection() as conn:
             clock = await WorldRepository(conn).clock(self.tenant_id, self.world_id)
         assert clock is not None
         until = clock.world_time + timedelta(seconds=steps * STEP_SECONDS)
         await self._append(f"clock-ops-{self.world_id}",
-                           ClockChanged(paused=False, speed=None, step_seconds=STEP_SECONDS, until=until),
+                           ClockChanged(paused=False, speed=None, step_seconds=STEP_SECONDS, until=until,
+                                        focus=focus),
                            when=clock.world_time)
         return clock.step + steps
 

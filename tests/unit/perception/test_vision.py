@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from npcworld.contracts import SectorDef, TileMap, WorldDefined
-from services.perception.domain import Body, Layout, new_percepts, perceive, visible_places
+from services.perception.domain import Body, Layout, new_percepts, perceive, perceive_step, visible_places
 
 
 def layout(tiled: bool = True) -> Layout:
@@ -66,3 +66,13 @@ def test_an_untiled_world_perceives_the_whole_arena_and_nothing_else() -> None:
         "w:Depot:hall",
         *(f"w:Depot:hall:crate{i}" for i in range(12)),
     }
+
+
+def test_with_a_level_of_detail_only_npcs_in_focus_perceive_but_everyone_can_be_seen() -> None:
+    near = Body("near", "Nia", "w:Depot:hall", (0, 1), "sorting crates")
+    far = Body("far", "Fay", "w:Depot:hall", (1, 1), "counting")
+    everyone = perceive_step([near, far], {}, layout(), {}, {})
+    assert sorted(s.npc_id for s in everyone) == ["far", "near"]
+    focused = perceive_step([near, far], {}, layout(), {}, {}, viewers={"near"})
+    assert [s.npc_id for s in focused] == ["near"]
+    assert "Fay is counting" in [p.description for p in focused[0].percepts]  # the coarse NPC is still seen

@@ -19,6 +19,7 @@ from services.world_state.domain import (
     WorldTree,
     apply_change,
     find_path,
+    in_focus,
     is_due,
     next_tick,
     start_action,
@@ -109,3 +110,12 @@ def test_a_tiled_world_addresses_tiles_to_arenas() -> None:
     t = tree()
     assert t.address((6, 2)) == "w:East:room" and t.address((4, 2)) is None
     assert t.resolve("other-world:East:room:stove") == "w:East:room:stove"
+
+
+def test_with_a_focus_each_tick_names_the_npcs_in_full_detail() -> None:
+    clock = ClockState("t", "w", T0, 0, 10.0, None, False, last_tick_wall=100.0)
+    places = {"ada": "w:Cafe:counter", "bo": "w:Cafe", "cy": "w:Cafeteria:hall", "di": None}
+    assert next_tick(clock, 101.0, places)[1].detail is None  # no focus: everyone in full detail
+    focused = apply_change(clock, ClockChanged(paused=False, step_seconds=10, focus=("w:Cafe",)), 100.0)
+    assert next_tick(focused, 101.0, places)[1].detail == ("ada", "bo")  # not "w:Cafeteria", not nowhere
+    assert in_focus("w:Cafe:counter:stool", ("w:Cafe:counter",)) and not in_focus(None, ("w",))

@@ -137,6 +137,7 @@ class ClockIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    focus: list[str] | None = None
     mode: Literal["realtime", "fast", "stepped"] | None = None
     paused: bool | None = None
     speed: float | None = None
@@ -149,6 +150,7 @@ class ClockOut(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
+    focus: list[str] | None = None
     mode: Literal["realtime", "fast", "stepped"]
     paused: bool
     speed: float | None
