@@ -15,6 +15,8 @@ NpcworldError
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 
 import httpx
 
@@ -170,12 +172,8 @@ def retry_after_seconds(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
-    from email.utils import parsedate_to_datetime
-
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    from datetime import UTC, datetime
-
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
