@@ -411,12 +411,15 @@ def _instances(text: str) -> dict[str, int]:
               help="Comma-separated services to run (default: all), e.g. for profiling.")
 @click.option("--instances", default="", metavar="SVC=N,…",
               help="Run services as several instances sharing their partitions, e.g. memory=2,planning=2.")
+@click.option("--focus", "focus", multiple=True, metavar="PLACE",
+              help="Level of detail: NPCs run in full detail only in these places (a sector, or "
+                   "sector:arena; repeatable); elsewhere coarse. Default: everywhere in full detail.")
 @click.option("--rotate-events", type=click.IntRange(min=0), default=DEFAULT_ROTATE_EVENTS, show_default=True,
               help="Replace the embedded broker with an empty one after this many events (0: never); "
                    "its memory storage slows down as it fills.")
 def simulate(
     template: str, days: float, seed: int, step_seconds: float, out: Path, only: str, rotate_events: int,
-    instances: str,
+    instances: str, focus: tuple[str, ...],
 ) -> None:
     """Run a town headless as fast as the pipeline allows, then print and save the paper's metrics."""
     from launcher.simulation.report import to_markdown
@@ -429,7 +432,7 @@ def simulate(
 
         services = tuple(s for s in only.split(",") if s)
         cfg = SimulationConfig(template, days, seed, step_seconds, out, services, rotate_events,
-                               _instances(instances))
+                               _instances(instances), focus or None)
         try:
             report = run_simulation(cfg, progress)
         except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP: the run has stopped its processes and stack

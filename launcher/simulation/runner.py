@@ -53,6 +53,8 @@ class SimulationConfig:
     services: tuple[str, ...] = ()  # empty: every service with a consumer
     rotate_events: int = DEFAULT_ROTATE_EVENTS  # replace the embedded broker after this many events; 0: never
     instances: dict[str, int] = field(default_factory=dict)  # services run as several instances
+    # Level of detail: place names (sectors, or sector:arena) where NPCs run in full detail; None: everywhere.
+    focus: tuple[str, ...] | None = None
 
 
 def _free_port() -> int:
@@ -104,6 +106,11 @@ def run_simulation(cfg: SimulationConfig, progress: Progress | None = None) -> d
     (cfg.out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     (cfg.out / "report.md").write_text(to_markdown(report))
     return report
+
+
+def _focus(places: tuple[str, ...] | None, world: str) -> tuple[str, ...] | None:
+    """The focus as world tree paths: ``Hobbs Cafe`` → ``<world>:Hobbs Cafe``."""
+    return None if places is None else tuple(f"{world}:{p}" for p in places)
 
 
 def _fresh(home: Path) -> None:
@@ -171,7 +178,8 @@ async def _simulate(
             await _append(
                 conn,
                 f"clock-ops-{world}",
-                ClockChanged(paused=False, speed=None, step_seconds=cfg.step_seconds, until=until),
+                ClockChanged(paused=False, speed=None, step_seconds=cfg.step_seconds, until=until,
+                             focus=_focus(cfg.focus, world)),
                 tenant,
                 world,
                 start,
