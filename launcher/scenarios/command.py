@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 
+from launcher.run_guard import guarded
 from launcher.scenarios.driver import Settler, run_scenario
 from launcher.scenarios.junit import CaseResult, ScenarioResult, summary, to_junit_xml
 from launcher.scenarios.modes import LLMChoice, LLMMode, llm_env, resolve_mode
@@ -81,11 +82,13 @@ def _private(opts: TestOptions, scenarios: list[Scenario], mode: LLMMode, echo: 
     env = llm_env(mode, [c for s in replayed for c in read_recording(recording_path(s.path))])
     backend = PrivateBackend(Path(tempfile.mkdtemp(prefix="npcworld-test-")), env)
     echo(f"starting a private backend (LLM: {mode})...")
-    try:
-        backend.start()
-        return asyncio.run(_on_private(backend.url, backend.database_url, scenarios, mode, echo))
-    finally:
-        backend.stop(keep_logs=opts.keep_logs)
+    # SIGTERM (a CI job's timeout) stops it like Ctrl-C; a guardian stops it if this process is killed.
+    with guarded(backend.stack.home):
+        try:
+            backend.start()
+            return asyncio.run(_on_private(backend.url, backend.database_url, scenarios, mode, echo))
+        finally:
+            backend.stop(keep_logs=opts.keep_logs)
 
 
 async def _on_private(url: str, database_url: str, scenarios: list[Scenario], mode: LLMMode,

@@ -18,6 +18,7 @@ import httpx
 from psycopg_pool import AsyncConnectionPool
 
 from launcher.embedded import EmbeddedStack
+from launcher.embedded.procs import STACK_MARKER
 from launcher.process_group import ProcessGroup
 from launcher.scenarios.driver import StepError
 from launcher.supervisor import SERVICE_MODULES, process_commands
@@ -62,6 +63,7 @@ class PrivateBackend:
             "MEMORY_API_PORT": str(memory_port),
             "MEMORY_API_URL": f"http://127.0.0.1:{memory_port}",
             "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
+            STACK_MARKER: str(self.stack.home),  # what a guardian stops if this run is killed
             **self.extra_env,
         }
         commands = {n: c for n, c in process_commands(self.port).items() if not n.startswith("webhooks")}
