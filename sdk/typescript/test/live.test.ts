@@ -29,6 +29,8 @@ test("worlds and NPCs page by cursor, and errors arrive typed", async () => {
   for await (const npc of sdk.iterNpcs(worldId, 2)) all.push(npc.npc_id);
   assert.deepEqual(all, ["ana", "ben", "cid"]);
   assert.equal((await sdk.getWorld(worldId)).npc_count, 3);
+  const fork = await sdk.forkWorld(worldId, { at: MORNING, new_world_id: newId("fork") });
+  assert.equal(fork.forked_from, worldId);
   await assert.rejects(sdk.createWorld({ name: "Again", start_time: T0, world_id: worldId }), (e: unknown) =>
     e instanceof ConflictError && e.fields[0] === "world_id");
   await assert.rejects(sdk.createNpc(worldId, { npc_id: "dee", name: "  " }), (e: unknown) =>
@@ -50,6 +52,8 @@ test("a player talks to an NPC of the demo town, and the chat's result is a reso
   const interview = await sdk.interview(TOWN, "marta", { interviewer: "a reporter", question: "Any news?" });
   assert.ok("reply" in interview);
   assert.ok(Array.isArray(await sdk.relationships(TOWN, "marta")));
+  const thought = await sdk.innerVoice(TOWN, "marta", "You will bake a wedding cake");
+  assert.match(thought.event_id, /\S/);
 });
 
 test("memories page and retrieval ranks them; an NPC without a plan is a 404", async () => {

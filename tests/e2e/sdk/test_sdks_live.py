@@ -64,6 +64,8 @@ async def test_worlds_and_npcs_page_by_cursor_and_errors_arrive_typed(sdk: Async
     assert [n.npc_id async for n in sdk.iter_npcs(world_id, page_size=2)] == ["ana", "ben", "cid"]
     assert world_id in [w.world_id async for w in sdk.iter_worlds(page_size=1)]
     assert (await sdk.get_world(world_id)).npc_count == 3
+    fork = await sdk.fork_world(world_id, MORNING, new_world_id=_id("fork"))
+    assert fork.forked_from == world_id
 
     with pytest.raises(ConflictError) as conflict:
         await sdk.create_world("Again", T0, world_id=world_id)
@@ -101,6 +103,12 @@ async def test_a_player_talks_to_an_npc_sync_and_async_and_the_chat_result_is_a_
     interview = await sdk.interview(world_id, "isabella", "Any news?", interviewer="a reporter")
     assert isinstance(interview, ReplyOut) and "party" in interview.reply
     assert await sdk.relationships(world_id, "sam") == []
+    thought = await sdk.inner_voice(world_id, "sam", "You will run for mayor")
+
+    async def voiced() -> list[str]:
+        return [e.event["event_id"] async for e in sdk.iter_events(world_id, types=["InnerVoiceGiven"])]
+
+    assert await eventually(voiced, bool, timeout=30) == [thought.event_id]
     with pytest.raises(NotFoundError):
         await sdk.chat_result(world_id, "sam", reply.event_id)
 
