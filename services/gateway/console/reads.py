@@ -27,8 +27,8 @@ __all__ = ["MemoryRow", "NpcPage", "OpsPage", "World", "WorldTimeline", "dead_le
 
 _POSITION_TYPES = ["NpcsMoved", "ActionStarted"]
 LAG_WINDOW = 10_000  # consumer lag is counted over the newest events of the log
-MAX_CHANGES = 10_000  # position and action events a world page replays at most
-_MOVES_BACK = 2_000  # clock steps of moves read back for the state a window opens with
+MAX_CHANGES = 5_000  # position and action events a world page replays at most
+_MOVES_BACK = 2_000  # move events read back for the state a window opens with
 
 
 @dataclass
@@ -80,16 +80,22 @@ def world(conn: psycopg.Connection[Any], tenant_id: str, world_id: str) -> World
 def worlds(
     conn: psycopg.Connection[Any], tenant_id: str, only: frozenset[str] | None
 ) -> list[dict[str, Any]]:
-    """The tenant's live worlds with their NPC counts and world-time span, newest first."""
+    """The tenant's live worlds with their NPC counts and latest world time (world ids found by one index
+    probe each, each world's facts from its world stream)."""
     return _rows(
         conn,
-        "SELECT c.world_id, c.payload->>'name' AS name, c.payload->>'template' AS template,"
+        "WITH RECURSIVE ids AS ("
+        " SELECT (SELECT min(world_id) FROM events WHERE tenant_id = %(t)s) AS id"
+        " UNION ALL SELECT (SELECT min(world_id) FROM events WHERE tenant_id = %(t)s AND world_id > ids.id)"
+        " FROM ids WHERE ids.id IS NOT NULL)"
+        " SELECT c.world_id, c.payload->>'name' AS name, c.payload->>'template' AS template,"
         " (SELECT count(*) FROM events n WHERE n.stream_id = c.stream_id AND n.type = 'NpcCreated') AS npcs,"
         " (SELECT max(world_time) FROM events t WHERE t.tenant_id = c.tenant_id AND t.world_id = c.world_id)"
-        " AS now FROM events c WHERE c.tenant_id = %(t)s AND c.type = 'WorldCreated'"
+        " AS now FROM ids JOIN events c ON c.stream_id = %(t)s || '/world-' || ids.id AND c.version = 1"
+        " WHERE ids.id IS NOT NULL AND c.type = 'WorldCreated'"
         " AND (%(only)s::text[] IS NULL OR c.world_id = ANY(%(only)s::text[]))"
-        " AND NOT EXISTS (SELECT 1 FROM events d WHERE d.tenant_id = c.tenant_id AND d.world_id = c.world_id"
-        " AND d.type = 'WorldDeleted') ORDER BY c.seq DESC LIMIT 200",
+        " AND NOT EXISTS (SELECT 1 FROM events d WHERE d.stream_id = c.stream_id AND d.type = 'WorldDeleted')"
+        " ORDER BY c.seq DESC LIMIT 200",
         {"t": tenant_id, "only": sorted(only) if only is not None else None},
     )
 
@@ -139,35 +145,48 @@ SELECT seq, world_time, npc, path, x, y, description, emoji FROM (
          (m->'tile'->>1)::int AS y, NULL AS description, NULL AS emoji
     FROM (SELECT seq, world_time, payload FROM events WHERE tenant_id = %(t)s AND world_id = %(w)s
            AND type = 'NpcsMoved' AND world_time > %(since)s AND world_time <= %(end)s
-           ORDER BY world_time DESC, seq DESC LIMIT %(n)s) e, jsonb_array_elements(e.payload->'moves') m
+           ORDER BY seq DESC LIMIT %(n)s) e, jsonb_array_elements(e.payload->'moves') m
   UNION ALL
   (SELECT seq, world_time, npc_id, payload->>'arrived_at', NULL, NULL, payload->>'description',
           coalesce(payload->>'emoji', '')
      FROM events WHERE tenant_id = %(t)s AND world_id = %(w)s AND type = 'ActionStarted'
       AND npc_id IS NOT NULL AND world_time > %(since)s AND world_time <= %(end)s
-    ORDER BY world_time DESC, seq DESC LIMIT %(n)s)
-) c ORDER BY world_time DESC, seq DESC LIMIT %(n)s
+    ORDER BY seq DESC LIMIT %(n)s)
+) c ORDER BY seq DESC LIMIT %(n)s
 """
 
 
 def _opening(conn: psycopg.Connection[Any], tenant_id: str, w: World, at: datetime) -> dict[str, NpcFrame]:
     """Each NPC's state at ``at``: its latest action and own placement (one index walk per NPC), then the
-    clock's moves of the last ``_MOVES_BACK`` steps."""
-    own = _rows(
-        conn,
-        f"SELECT e.* FROM unnest(%(npcs)s::text[]) AS n(id), unnest(%(types)s::text[]) AS t(type)"
-        f" CROSS JOIN LATERAL (SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = %(t)s"
-        " AND world_id = %(w)s AND npc_id = n.id AND type = t.type AND world_time <= %(at)s"
-        " ORDER BY seq DESC LIMIT 1) e",
-        {"npcs": sorted(w.npcs), "types": _POSITION_TYPES, "t": tenant_id, "w": w.world_id, "at": at},
-    )
-    steps = _rows(
-        conn,
-        f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = %s AND world_id = %s AND type = 'NpcsMoved'"
-        " AND npc_id IS NULL AND world_time <= %s ORDER BY world_time DESC, seq DESC LIMIT %s",
-        (tenant_id, w.world_id, at, _MOVES_BACK),
-    )
-    return state_at(w.names, changes_of([*w.created, *(LoggedEvent(**r) for r in [*own, *steps])]))
+    clock's moves among the world's last ``_MOVES_BACK`` move events."""
+    with conn.cursor() as cur:
+        rows = cur.execute(_OPENING, {"npcs": sorted(w.npcs), "types": _POSITION_TYPES, "t": tenant_id,
+                                      "w": w.world_id, "at": at, "back": _MOVES_BACK}).fetchall()
+    found = [Change(seq, when, npc, path, (int(x), int(y)) if x is not None and y is not None else None,
+                    description, emoji)
+             for seq, when, npc, path, x, y, description, emoji in sorted(rows, key=lambda r: r[0])]
+    return state_at(w.names, [*changes_of(w.created), *found])
+
+
+# The changes of the events that set each NPC's state at a time, taken apart in SQL like _WINDOW's.
+_OPENING = """
+WITH own AS (
+  SELECT e.* FROM unnest(%(npcs)s::text[]) AS n(id), unnest(%(types)s::text[]) AS k(type)
+  CROSS JOIN LATERAL (SELECT seq, world_time, type, npc_id, payload FROM events WHERE tenant_id = %(t)s
+     AND world_id = %(w)s AND npc_id = n.id AND type = k.type AND world_time <= %(at)s
+     ORDER BY seq DESC LIMIT 1) e
+), steps AS (
+  SELECT * FROM (SELECT seq, world_time, type, npc_id, payload FROM events WHERE tenant_id = %(t)s
+     AND world_id = %(w)s AND type = 'NpcsMoved' AND world_time <= %(at)s ORDER BY seq DESC LIMIT %(back)s) s
+   WHERE npc_id IS NULL
+), moved AS (SELECT * FROM own WHERE type = 'NpcsMoved' UNION ALL SELECT * FROM steps)
+SELECT e.seq, e.world_time, m->>'npc_id', m->>'path', (m->'tile'->>0)::int, (m->'tile'->>1)::int, NULL, NULL
+  FROM moved e, jsonb_array_elements(e.payload->'moves') m
+UNION ALL
+SELECT seq, world_time, npc_id, payload->>'arrived_at', NULL, NULL, payload->>'description',
+       coalesce(payload->>'emoji', '')
+  FROM own WHERE type = 'ActionStarted'
+"""
 
 
 @dataclass(frozen=True)
@@ -238,12 +257,17 @@ def npc_page(
     for e in _npc_events(conn, *ws, ["RelationshipChanged"], 500)[::-1]:
         latest[str(e.payload.get("other_id"))] = e
     page.relationships = sorted(latest.values(), key=lambda e: -float(e.payload.get("sentiment", 0)))
-    ids = {str(e.payload["conversation_id"]) for e in _npc_events(conn, *ws, ["UtteranceSpoken"], 200)}
-    ids |= {str(e.payload["conversation_id"]) for e in _npc_events(conn, *ws, ["ConversationEnded"], 50)}
+    spoken = _npc_events(conn, *ws, ["UtteranceSpoken"], 200)
+    ended = _npc_events(conn, *ws, ["ConversationEnded"], 50)
+    ids = {str(e.payload["conversation_id"]) for e in [*spoken, *ended]}
+    # Every line of those conversations was spoken by the NPC or by someone it talked with.
+    who = {npc_id, *(str(e.payload.get("listener_id")) for e in spoken)}
+    who |= {str(p) for e in ended for p in e.payload.get("participants", ())}
     if ids:
         rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = %s AND world_id = %s"
-                     " AND type = 'UtteranceSpoken' AND payload->>'conversation_id' = ANY(%s) ORDER BY seq",
-                     (tenant_id, w.world_id, sorted(ids)))
+                     " AND npc_id = ANY(%s) AND type = 'UtteranceSpoken'"
+                     " AND payload->>'conversation_id' = ANY(%s) ORDER BY seq",
+                     (tenant_id, w.world_id, sorted(who), sorted(ids)))
         for r in rows:
             e = LoggedEvent(**r)
             page.conversations.setdefault(str(e.payload["conversation_id"]), []).append(e)
