@@ -188,3 +188,12 @@ def test_news_heard_is_thanked_and_answered_with_news_of_ones_own() -> None:
     out = turn("Maria Lopez", "Sam Moore", memories=prize, heard=(heard,))
     assert out.utterance.startswith("Thanks for telling me! That reminds me: Maria Lopez won the poetry")
     assert out.warmth >= 1 and not out.end
+
+
+def test_what_someone_else_is_doing_right_now_is_a_sight_not_news() -> None:
+    sights = (("Maria Lopez is talking with Klaus Mueller about the weather", 6), ("Sam Moore is here", 5))
+    memories = rated(*sights)
+    line = turn("Isabella Rodriguez", "Wolfgang Schulz", memories=memories).utterance
+    assert line.endswith("Nice to meet you.")
+    mine = rated(("Isabella Rodriguez is planning a picnic by the river", 6))
+    assert "I am planning a picnic" in turn("Isabella Rodriguez", "Wolfgang Schulz", memories=mine).utterance

@@ -65,6 +65,7 @@ _FILLER = re.compile(
     r"|thanks for telling me[.!]\s*|really\?\s*)+",
     re.IGNORECASE,
 )
+_DOING = re.compile(rf"^({_NAME}) (?:is|are) (?:here|\w+ing\b|talk|idle)")
 _SENTENCE = re.compile(r"[^.!?]+[.!?]?")
 _MONTHS = (
     "january", "february", "march", "april", "may", "june",
@@ -238,6 +239,9 @@ def _news_of(m: MemoryItem, importance: int, speaker: str, listener: str) -> New
     if quoted is None:
         if _names_one_of(text, listener):
             return None  # about the listener: they know
+        doing = _DOING.match(text)
+        if doing and not _is(speaker, doing.group(1)):
+            return None  # someone else's doings of the moment: a sight, not news
         return News(_voice(text, speaker, listener).rstrip("."), None, None, importance, m.id)
     who = quoted.group("who").strip()
     if _is(listener, who) or who.lower().startswith("a player"):
