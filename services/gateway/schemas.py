@@ -38,6 +38,15 @@ class WorldIn(_In):
     )
 
 
+class WorldReadiness(BaseModel):
+    """How far the world's set-up calls (creation, NPCs, tree) have been taken in by the world state."""
+
+    ready: bool = Field(description="the clock exists and every NPC is known to the world state")
+    clock: bool = Field(description="GET/POST .../clock answer (a studio world has one from its creation)")
+    tree: bool = Field(description="the world tree is in (positions, object states and /tree answer)")
+    npcs_known: int = Field(description="NPCs the world state has taken in, of npc_count")
+
+
 class WorldOut(BaseModel):
     world_id: str
     name: str
@@ -45,6 +54,9 @@ class WorldOut(BaseModel):
     start_time: datetime | None
     forked_from: str | None
     npc_count: int
+    readiness: WorldReadiness | None = Field(
+        default=None, description="set-up progress (GET of one world only): poll it after the set-up calls"
+    )
 
 
 class NpcIn(_In):

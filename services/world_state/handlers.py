@@ -46,9 +46,18 @@ class WorldStateDeps:
     trees: TreeCache
 
 
+# A studio world's clock before its tree says otherwise: the tree's own default step length.
+DEFAULT_STEP_SECONDS = float(WorldDefined.model_fields["step_seconds"].default)
+
+
 async def apply_world_created(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    """A studio world (no template) has its paused clock at once, before it has any place; a template's
+    world gets its clock with its tree (the template's step length)."""
     assert isinstance(event.payload, WorldCreated)
-    await WorldRepository(conn).add_world(event, event.payload)
+    repo = WorldRepository(conn)
+    await repo.add_world(event, event.payload)
+    if event.payload.template is None:
+        await repo.add_clock(event.tenant_id, event.world_id, event.payload.start_time, DEFAULT_STEP_SECONDS)
 
 
 async def apply_world_forked(event: Envelope, conn: AsyncConnection[Any]) -> None:

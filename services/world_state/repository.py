@@ -124,10 +124,16 @@ class WorldRepository:
                 " ON CONFLICT (tenant_id, world_id, path) DO NOTHING",
                 rows,
             )
+        await self.add_clock(event.tenant_id, event.world_id, start_time, definition.step_seconds)
+
+    async def add_clock(
+        self, tenant_id: str, world_id: str, start_time: datetime, step_seconds: float
+    ) -> None:
+        """A paused clock at the world's start time, unless it has one already."""
         await self.conn.execute(
             "INSERT INTO ws_clocks (world_id, tenant_id, world_time, step_seconds) VALUES (%s, %s, %s, %s)"
             " ON CONFLICT (tenant_id, world_id) DO NOTHING",
-            (event.world_id, event.tenant_id, start_time, definition.step_seconds),
+            (world_id, tenant_id, start_time, step_seconds),
         )
 
     async def definition(self, tenant_id: str, world_id: str) -> tuple[UUID, WorldDefined] | None:

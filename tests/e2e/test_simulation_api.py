@@ -53,8 +53,15 @@ async def test_a_studio_world_without_tile_map_works_through_posted_positions_an
     for npc in ("ana", "ben"):
         await _ok(await client.post(f"/v1/worlds/{w}/npcs", json={"npc_id": npc, "name": npc.title()}), 201)
     async with running_pipeline(pool, broker.bootstrap) as p:
+        # Set-up is asynchronous: the world says how far it is, and has a (paused) clock before any place.
+        world = await eventually(lambda: client.get(f"/v1/worlds/{w}"),
+                                 lambda r: r.json()["readiness"]["ready"])
+        assert world.json()["readiness"] == {"ready": True, "clock": True, "tree": False, "npcs_known": 2}
+        clock = await _ok(await client.get(f"/v1/worlds/{w}/clock"), 200)
+        assert clock["paused"] is True and clock["step"] == 0
         await _ok(await client.post(f"/v1/worlds/{w}/definition", json={"sectors": INN}))
         tree = await eventually(lambda: client.get(f"/v1/worlds/{w}/tree"), lambda r: r.status_code == 200)
+        assert (await client.get(f"/v1/worlds/{w}")).json()["readiness"]["tree"] is True
         assert tree.json()["tiled"] is False and len(tree.json()["objects"]) == 3
         await _ok(await client.post(f"/v1/worlds/{w}/clock", json={"paused": False, "mode": "stepped"}))
         await eventually(lambda: client.get(f"/v1/worlds/{w}/clock"), lambda r: r.json()["paused"] is False)

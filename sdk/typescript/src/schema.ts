@@ -159,7 +159,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get World */
+        /**
+         * Get World
+         * @description The world, with its set-up progress (``readiness``): creating NPCs and posting the tree are taken in
+         *     asynchronously, and ``readiness.ready`` says when the world answers every simulation route.
+         */
         get: operations["get_world_v1_worlds__world_id__get"];
         put?: never;
         post?: never;
@@ -1838,12 +1842,40 @@ export interface components {
             name: string;
             /** Npc Count */
             npc_count: number;
+            /** @description set-up progress (GET of one world only): poll it after the set-up calls */
+            readiness?: components["schemas"]["WorldReadiness"] | null;
             /** Start Time */
             start_time: string | null;
             /** Template */
             template: string | null;
             /** World Id */
             world_id: string;
+        };
+        /**
+         * WorldReadiness
+         * @description How far the world's set-up calls (creation, NPCs, tree) have been taken in by the world state.
+         */
+        WorldReadiness: {
+            /**
+             * Clock
+             * @description GET/POST .../clock answer (a studio world has one from its creation)
+             */
+            clock: boolean;
+            /**
+             * Npcs Known
+             * @description NPCs the world state has taken in, of npc_count
+             */
+            npcs_known: number;
+            /**
+             * Ready
+             * @description the clock exists and every NPC is known to the world state
+             */
+            ready: boolean;
+            /**
+             * Tree
+             * @description the world tree is in (positions, object states and /tree answer)
+             */
+            tree: boolean;
         };
     };
     responses: {

@@ -218,7 +218,8 @@ async def get_clock(world_id: str, key: Reader, request: Request) -> ClockOut:
         await live_world(conn, key.tenant_id, world_id)
         clock = await _clock(conn, key.tenant_id, world_id)
     if clock is None:
-        raise NotFoundError(f"world {world_id!r} has no clock yet (it has no world tree)")
+        raise NotFoundError(f"world {world_id!r} has no clock yet: it is being set up "
+                            "(GET /v1/worlds/{id} shows its readiness)")
     return clock
 
 
@@ -230,7 +231,8 @@ async def set_clock(world_id: str, body: ClockIn, key: Writer, request: Request)
         clock = await _clock(conn, key.tenant_id, world_id)
         places = await _places(conn, key.tenant_id, world_id) if body.focus else set()
     if clock is None:
-        raise NotFoundError(f"world {world_id!r} has no clock yet (it has no world tree)")
+        raise NotFoundError(f"world {world_id!r} has no clock yet: it is being set up "
+                            "(GET /v1/worlds/{id} shows its readiness)")
     for i, path in enumerate(body.focus or ()):
         if path != world_id and not any(p == path or p.startswith(path + ":") for p in places or ()):
             raise ValidationError(f"no place {path!r} in this world", field=f"focus.{i}")

@@ -28,6 +28,7 @@ from services.gateway.schemas import (
     PerceptionIn,
     WorldIn,
     WorldOut,
+    WorldReadiness,
 )
 
 __all__ = ["router"]
@@ -80,8 +81,23 @@ async def list_worlds(
 
 @router.get("/v1/worlds/{world_id}", response_model=WorldOut, tags=["worlds"])
 async def get_world(world_id: str, key: Reader, request: Request) -> WorldOut:
+    """The world, with its set-up progress (``readiness``): creating NPCs and posting the tree are taken in
+    asynchronously, and ``readiness.ready`` says when the world answers every simulation route."""
     async with request.app.state.pool.connection() as conn:
-        return _out(world_id, await live_world(conn, key.tenant_id, world_id))
+        state = await live_world(conn, key.tenant_id, world_id)
+        cur = await conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM ws_clocks WHERE tenant_id = %(t)s AND world_id = %(w)s),"
+            " EXISTS (SELECT 1 FROM ws_definitions WHERE tenant_id = %(t)s AND world_id = %(w)s),"
+            " (SELECT count(*) FROM ws_npcs WHERE tenant_id = %(t)s AND world_id = %(w)s)",
+            {"t": key.tenant_id, "w": world_id},
+        )
+        row = await cur.fetchone()
+    assert row is not None
+    out = _out(world_id, state)
+    clock, tree, known = bool(row[0]), bool(row[1]), int(row[2])
+    out.readiness = WorldReadiness(ready=clock and known >= out.npc_count, clock=clock, tree=tree,
+                                   npcs_known=known)
+    return out
 
 
 @router.delete("/v1/worlds/{world_id}", status_code=204, tags=["worlds"])

@@ -72,6 +72,7 @@ __all__ = [
     "Weights",
     "WorldIn",
     "WorldOut",
+    "WorldReadiness",
 ]
 
 
@@ -805,6 +806,18 @@ class WorldOut(BaseModel):
     forked_from: str | None
     name: str
     npc_count: int
+    readiness: WorldReadiness | None = None
     start_time: datetime | None
     template: str | None
     world_id: str
+
+
+class WorldReadiness(BaseModel):
+    """How far the world's set-up calls (creation, NPCs, tree) have been taken in by the world state."""
+
+    model_config = ConfigDict(extra="allow")
+
+    clock: bool
+    npcs_known: int
+    ready: bool
+    tree: bool
