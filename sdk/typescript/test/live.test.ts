@@ -141,8 +141,15 @@ test("keys, player sessions and rate limits", async () => {
   const sdk = client();
   const slow = await sdk.createKey({ name: "slow", scopes: ["read"], rate_per_second: 2, burst: 1 });
   assert.deepEqual((await sdk.getKey(slow.key_id)).scopes, ["read"]);
-  const limited = client({ apiKey: slow.secret });
-  for (let i = 0; i < 3; i++) assert.equal((await limited.getWorld(TOWN)).world_id, TOWN);
+  const statuses: number[] = [];
+  const recording: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    statuses.push(response.status);
+    return response;
+  };
+  const limited = client({ apiKey: slow.secret, fetch: recording });
+  for (let i = 0; i < 2; i++) assert.equal((await limited.getWorld(TOWN)).world_id, TOWN);
+  assert.deepEqual(statuses, [200, 429, 200]);
   const impatient = client({ apiKey: slow.secret, retry: { attempts: 1 } });
   await assert.rejects(
     Promise.all([0, 1, 2].map(() => impatient.getWorld(TOWN))),

@@ -254,15 +254,32 @@ async def test_a_post_whose_answer_was_lost_is_retried_with_its_idempotency_key_
         assert [w.world_id async for w in client.iter_worlds()].count(world_id) == 1
 
 
+class _Recording(httpx.AsyncBaseTransport):
+    """A real connection that notes each answer's status."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.statuses: list[int] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        self.statuses.append(response.status_code)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 async def test_keys_sessions_and_rate_limits(sdk: AsyncClient, backend: Backend) -> None:
     assert (await sdk.tenant()).tenant_id == backend.tenant_id
     slow = await sdk.create_key("slow", ["read"], rate_per_second=2, burst=1)
     assert (await sdk.get_key(slow.key_id)).scopes == ["read"]
     assert slow.key_id in [k.key_id async for k in sdk.iter_keys(page_size=1)]
     # Over the key's rate the SDK waits as Retry-After says and the calls succeed...
-    async with AsyncClient(backend.url, slow.secret) as limited:
-        worlds = [await limited.get_world(TOWN) for _ in range(3)]
-    assert [w.world_id for w in worlds] == [TOWN] * 3
+    recorder = _Recording()
+    async with AsyncClient(backend.url, slow.secret, transport=recorder) as limited:
+        worlds = [await limited.get_world(TOWN) for _ in range(2)]
+    assert [w.world_id for w in worlds] == [TOWN] * 2 and recorder.statuses == [200, 429, 200]
     # ...or, with no retries allowed, the 429 arrives typed, with when to come back.
     async with AsyncClient(backend.url, slow.secret, retry=RetryPolicy(attempts=1)) as impatient:
         with pytest.raises(RateLimitError) as limited_error:
