@@ -28,6 +28,7 @@ from npcworld_sdk import (
     ReplyOut,
     ReplyPending,
     RetryPolicy,
+    StreamEvent,
     UnprocessableEntityError,
     WebhookSignatureError,
     parse_webhook,
@@ -95,11 +96,18 @@ async def test_a_player_talks_to_an_npc_sync_and_async_and_the_chat_result_is_a_
     later = await sdk.wait_for_reply(world_id, "isabella", sent.event_id, timeout=30)
     assert later.event_id == sent.event_id and later.reply
 
-    def talk_sync() -> ReplyOut:  # the sync client, in a thread: the services run on this event loop
+    def talk_sync() -> tuple[ReplyOut, list[str], StreamEvent]:
+        # The sync client, in a thread: the services run on this event loop.
         with Client(backend.url, backend.key) as client:
-            return client.chat(world_id, "isabella", "What is at Hobbs Cafe?", player_id="p2")
+            said = client.chat(world_id, "isabella", "What is at Hobbs Cafe?", player_id="p2")
+            npcs = [n.npc_id for n in client.iter_npcs(world_id, page_size=1)]
+            with client.stream_events(world_id, types=["NpcReplied"]) as stream:
+                first = next(iter(stream))
+        return said, npcs, first
 
-    assert "party" in (await asyncio.to_thread(talk_sync)).reply
+    said, npcs, first = await asyncio.to_thread(talk_sync)
+    assert "party" in said.reply and npcs == ["isabella", "sam"]
+    assert first.type == "NpcReplied" and first.envelope["causation_id"] == reply.event_id
     interview = await sdk.interview(world_id, "isabella", "Any news?", interviewer="a reporter")
     assert isinstance(interview, ReplyOut) and "party" in interview.reply
     assert await sdk.relationships(world_id, "sam") == []
