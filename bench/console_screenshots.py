@@ -63,7 +63,9 @@ def shoot(url: str, key: str, world: str, npc: str | None, out: Path) -> list[Pa
         query = page.locator("#memories tr.memory td").nth(2).inner_text()[:60]
         page.goto(f"{url}/console/worlds/{world}/npcs/{npc}?q={query}")
         save("npc-retrieval")
-        why = page.locator("#decisions a.why").first.get_attribute("href")
+        # A plan revision is made with a retrieval and a model call; any decision will do otherwise.
+        revised = page.locator("#decisions li[data-type=PlanRevised] a.why")
+        why = (revised if revised.count() else page.locator("#decisions a.why")).first.get_attribute("href")
         page.goto(f"{url}{why}")
         save("why")
         page.goto(f"{url}/console/ops")
