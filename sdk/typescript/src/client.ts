@@ -153,13 +153,17 @@ export class Client {
     options: CallOptions & { timeoutS?: number } = {},
   ): Promise<T.ReplyOut> {
     const timeoutS = options.timeoutS ?? 60;
+    const deadline = Date.now() + timeoutS * 1000;
+    // The gateway waits at most 60 s; then the chat's result is polled until the deadline.
+    const serverWait = Math.min(60, Math.max(0.1, timeoutS));
     const answer = await this.transport.request("POST", path("/v1/worlds/{}/npcs/{}/chat", worldId, npcId), {
-      body: compact({ ...body, wait: true, timeout_s: Math.min(60, Math.max(0.1, timeoutS)) }),
+      body: compact({ ...body, wait: true, timeout_s: serverWait }),
       idempotencyKey: options.idempotencyKey,
+      timeoutMs: (serverWait + 10) * 1000,
     });
     if (answer.status === 200) return (await answer.json()) as T.ReplyOut;
     const pending = (await answer.json()) as T.ReplyPending;
-    return this.waitForReply(worldId, npcId, pending.event_id, { timeoutS });
+    return this.waitForReply(worldId, npcId, pending.event_id, { timeoutS: Math.max(0, (deadline - Date.now()) / 1000) });
   }
 
   /** Say `text` without waiting: the answer names the chat (`event_id`) for `chatResult`. */

@@ -27,6 +27,8 @@ export interface RequestOptions {
   query?: Query;
   body?: object;
   idempotencyKey?: string;
+  /** Milliseconds this call may take, instead of the client's (a call the server holds open needs more). */
+  timeoutMs?: number;
 }
 
 function env(name: string): string | undefined {
@@ -82,7 +84,8 @@ export class Transport {
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
-        response = await this.fetchImpl(target, { method, headers, body, signal: AbortSignal.timeout(this.timeoutMs) });
+        const signal = AbortSignal.timeout(options.timeoutMs ?? this.timeoutMs);
+        response = await this.fetchImpl(target, { method, headers, body, signal });
       } catch (error) {
         const wait = this.retry.retriesFailure(method) ? this.retry.delay(attempt) : null;
         if (wait === null) throw new ApiConnectionError(`${method} ${url}: ${String(error)}`, { cause: error });

@@ -58,8 +58,11 @@ class AsyncBase:
         json: dict[str, Any] | None = None,
         params: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
+        timeout: float | None = None,
     ) -> httpx.Response:
         """Send one call, retrying as ``self.retry`` allows; a POST keeps one Idempotency-Key for all tries.
+
+        ``timeout`` (seconds) replaces the client's for this call, as a call the server holds open needs.
 
         Raises:
             APIError: the subclass for the answer's status, once retries are spent or not allowed.
@@ -68,10 +71,13 @@ class AsyncBase:
         headers = {}
         if method == "POST":
             headers["Idempotency-Key"] = idempotency_key or _request.idempotency_key()
+        limit = httpx.USE_CLIENT_DEFAULT if timeout is None else httpx.Timeout(timeout)
         attempt = 0
         while True:
             try:
-                response = await self._http.request(method, url, json=json, params=params, headers=headers)
+                response = await self._http.request(
+                    method, url, json=json, params=params, headers=headers, timeout=limit
+                )
             except httpx.TransportError as exc:
                 wait = self.retry.delay(attempt) if self.retry.retries_failure(method, exc) else None
                 if wait is None:

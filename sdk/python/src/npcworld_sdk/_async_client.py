@@ -195,23 +195,28 @@ class AsyncClient(AsyncAdmin):
         Raises:
             ReplyTimeoutError: no reply within ``timeout`` (the chat stands: ``chat_result`` may get it).
         """
+        deadline = time.monotonic() + timeout
+        # The gateway waits at most 60 s; then the chat's result is polled until the deadline.
+        server_wait = max(0.1, min(timeout, 60.0))
         fields = {
             "player_id": player_id,
             "text": text,
             "world_time": world_time,
             "wait": True,
-            "timeout_s": max(0.1, min(timeout, 60.0)),
+            "timeout_s": server_wait,
         }
         answer = await self.request(
             "POST",
             path("/v1/worlds/{}/npcs/{}/chat", world_id, npc_id),
             json=body(fields),
             idempotency_key=idempotency_key,
+            timeout=server_wait + 10.0,
         )
         if answer.status_code == 200:
             return ReplyOut.model_validate(answer.json())
         pending = ReplyPending.model_validate(answer.json())
-        return await self.wait_for_reply(world_id, npc_id, pending.event_id, timeout=timeout)
+        left = max(0.0, deadline - time.monotonic())
+        return await self.wait_for_reply(world_id, npc_id, pending.event_id, timeout=left)
 
     async def send_chat(
         self,
