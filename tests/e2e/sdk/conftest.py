@@ -27,6 +27,7 @@ from tests.polling import eventually
 
 T0 = datetime(2023, 2, 13, 7, tzinfo=UTC)
 TOWN = "brindle-hollow"
+OPERATOR_KEY = "operator-secret-for-the-sdk-tests"
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,9 @@ async def backend(
         stack, _ = await asyncio.gather(dialogue.__aenter__(), pipeline.__aenter__())
         services.push_async_exit(dialogue.__aexit__)
         services.push_async_exit(pipeline.__aexit__)
-        gateway = running_gateway(database_url, broker, MEMORY_API_URL=stack.memory.base_url)
+        gateway = running_gateway(
+            database_url, broker, MEMORY_API_URL=stack.memory.base_url, GATEWAY_OPERATOR_KEY=OPERATOR_KEY
+        )
         gateway_url = await asyncio.to_thread(gateway.__enter__)
         services.push(gateway.__exit__)
         key = await _tenant(database_url, "studio", ("read", "write", "admin"))

@@ -35,7 +35,7 @@ from npcworld_sdk import (
 )
 from npcworld_sdk.models import ArenaDef, EventOut, ObjectDef, SectorDef, TreeOut
 
-from tests.e2e.sdk.conftest import T0, TOWN, Backend
+from tests.e2e.sdk.conftest import OPERATOR_KEY, T0, TOWN, Backend
 from tests.integration.dialogue.support import PARTY, seeded
 from tests.integration.dialogue.support import Town as DialogueTown
 from tests.polling import eventually
@@ -280,6 +280,12 @@ class _Recording(httpx.AsyncBaseTransport):
 
 async def test_keys_sessions_and_rate_limits(sdk: AsyncClient, backend: Backend) -> None:
     assert (await sdk.tenant()).tenant_id == backend.tenant_id
+    async with AsyncClient(backend.url, OPERATOR_KEY) as operator:
+        studio = await operator.create_tenant("Another Studio")
+    async with AsyncClient(backend.url, studio.admin_key.secret) as other:
+        assert (await other.tenant()).name == "Another Studio"
+        with pytest.raises(NotFoundError):
+            await other.get_world(TOWN)
     slow = await sdk.create_key("slow", ["read"], rate_per_second=2, burst=1)
     assert (await sdk.get_key(slow.key_id)).scopes == ["read"]
     assert slow.key_id in [k.key_id async for k in sdk.iter_keys(page_size=1)]
