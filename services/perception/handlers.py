@@ -13,7 +13,7 @@ from typing import Any
 from psycopg import AsyncConnection
 
 from npcworld.contracts import (
-    ActionDecided,
+    ActionStarted,
     Envelope,
     NpcCreated,
     NpcsMoved,
@@ -72,8 +72,10 @@ async def apply_object_state_changed(event: Envelope, conn: AsyncConnection[Any]
     )
 
 
-async def apply_action_decided(event: Envelope, conn: AsyncConnection[Any]) -> None:
-    assert isinstance(event.payload, ActionDecided) and event.npc_id is not None
+async def apply_action_started(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    """What others see an NPC do is the action that took effect (a studio rule may veto or replace the
+    decided one: ``ActionVetoed``)."""
+    assert isinstance(event.payload, ActionStarted) and event.npc_id is not None
     await PerceptionRepository(conn).set_activity(
         event.tenant_id, event.world_id, event.npc_id, event.payload.description
     )
@@ -154,7 +156,7 @@ PROJECTION = Projection(
         "NpcCreated": apply_npc_created,
         "NpcsMoved": apply_npcs_moved,
         "ObjectStateChanged": apply_object_state_changed,
-        "ActionDecided": apply_action_decided,
+        "ActionStarted": apply_action_started,
         "PlacesDiscovered": apply_places_discovered,
         "ObservationMade": apply_observation_made,
     },

@@ -14,7 +14,9 @@ from psycopg import AsyncConnection
 
 from npcworld.contracts import (
     ActionDecided,
+    ActionRulesSet,
     ActionStarted,
+    ActionVetoed,
     ClockChanged,
     Envelope,
     NpcCreated,
@@ -31,6 +33,7 @@ from npcworld.fork import world_stream
 from npcworld.projection import Projection
 from npcworld.templates import load_template
 from services.world_state.domain import WorldTree, action_started, apply_change, start_action
+from services.world_state.domain.rules import judge
 from services.world_state.repository import TABLES, WorldRepository
 from services.world_state.trees import TreeCache
 
@@ -175,8 +178,27 @@ async def on_action_decided(event: Envelope, uow: UnitOfWork, deps: WorldStateDe
     npc = npcs.get(event.npc_id)
     if tree is None or npc is None:
         return
-    started = action_started(npc, start_action(tree, npc, event.payload))
-    await uow.append(f"actions-{event.world_id}", [uow.new_event(started)])
+    decided = event.payload
+    verdict = judge(await repo.rules(event.tenant_id, event.world_id), event.npc_id, decided)
+    out = []
+    if verdict is not None:  # a studio rule: the action does not take effect as decided
+        rule = verdict.rule
+        instead = verdict.replacement
+        out.append(uow.new_event(ActionVetoed(
+            rule_id=rule.rule_id, reason=rule.reason, description=decided.description,
+            location_path=decided.location_path, replaced_by=instead.description if instead else None,
+        )))
+        if instead is None:
+            await uow.append(f"actions-{event.world_id}", out)
+            return
+        decided = instead
+    started = action_started(npc, start_action(tree, npc, decided))
+    await uow.append(f"actions-{event.world_id}", [*out, uow.new_event(started)])
+
+
+async def apply_action_rules_set(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    assert isinstance(event.payload, ActionRulesSet)
+    await WorldRepository(conn).save_rules(event.tenant_id, event.world_id, event.payload.rules)
 
 
 PROJECTION = Projection(
@@ -193,6 +215,7 @@ PROJECTION = Projection(
         "ClockChanged": apply_clock_changed,
         "WorldTicked": apply_world_ticked,
         "ActionStarted": apply_action_started,
+        "ActionRulesSet": apply_action_rules_set,
     },
 )
 HANDLERS: dict[str, Any] = {

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 
 from npcworld.contracts import (
+    ActionRule,
     ActionStarted,
     Envelope,
     NpcCreated,
@@ -23,7 +26,7 @@ from services.world_state.domain import ClockState, NpcState, NpcView, WorldView
 
 __all__ = ["TABLES", "WorldRepository"]
 
-TABLES = ("ws_worlds", "ws_npcs", "ws_definitions", "ws_objects", "ws_clocks")
+TABLES = ("ws_worlds", "ws_npcs", "ws_definitions", "ws_objects", "ws_clocks", "ws_rules")
 
 _NPC_STATE = (
     "SELECT npc_id, location, tile_x, tile_y, route, target, action, emoji, action_end, pending_state,"
@@ -125,6 +128,21 @@ class WorldRepository:
                 rows,
             )
         await self.add_clock(event.tenant_id, event.world_id, start_time, definition.step_seconds)
+
+    async def save_rules(self, tenant_id: str, world_id: str, rules: Sequence[ActionRule]) -> None:
+        """The world's rules over decided actions, replacing the previous set."""
+        await self.conn.execute(
+            "INSERT INTO ws_rules (tenant_id, world_id, rules) VALUES (%s, %s, %s)"
+            " ON CONFLICT (tenant_id, world_id) DO UPDATE SET rules = EXCLUDED.rules",
+            (tenant_id, world_id, Jsonb([r.model_dump(mode="json") for r in rules])),
+        )
+
+    async def rules(self, tenant_id: str, world_id: str) -> list[ActionRule]:
+        cur = await self.conn.execute(
+            "SELECT rules FROM ws_rules WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
+        )
+        row = await cur.fetchone()
+        return [ActionRule.model_validate(r) for r in row[0]] if row else []
 
     async def add_clock(
         self, tenant_id: str, world_id: str, start_time: datetime, step_seconds: float

@@ -31,7 +31,10 @@ from npcworld.contracts.reflection import (
 from npcworld.contracts.registry import EVENT_TYPES, decode_envelope, envelope_from_dict
 from npcworld.contracts.topics import ALL_TOPICS, DEAD_LETTER, RELAY_MARKER, Topic
 from npcworld.contracts.world import (
+    ActionRule,
+    ActionRulesSet,
     ActionStarted,
+    ActionVetoed,
     ArenaDef,
     ClockChanged,
     NpcCreated,
@@ -55,7 +58,10 @@ __all__ = [
     "EVENT_TYPES",
     "RELAY_MARKER",
     "ActionDecided",
+    "ActionRule",
+    "ActionRulesSet",
     "ActionStarted",
+    "ActionVetoed",
     "ArenaDef",
     "ClockChanged",
     "Commitment",

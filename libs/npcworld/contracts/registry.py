@@ -24,7 +24,9 @@ from npcworld.contracts.perception import ObservationMade, PlacesDiscovered
 from npcworld.contracts.planning import ActionDecided, ConversationRequested, DayPlanned, PlanRevised
 from npcworld.contracts.reflection import ReflectionCompleted, ReflectionFailed, ReflectionTriggered
 from npcworld.contracts.world import (
+    ActionRulesSet,
     ActionStarted,
+    ActionVetoed,
     ClockChanged,
     NpcCreated,
     NpcsMoved,
@@ -52,7 +54,9 @@ EVENT_TYPES: Mapping[str, type[EventPayload]] = {
         MemoriesAccessed,
         LLMBudgetExhausted,
         StepCompleted,
-    WorldTicked,
+        WorldTicked,
+        ActionRulesSet,
+        ActionVetoed,
         PlacesDiscovered,
         ActionDecided,
         DayPlanned,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from npcworld.contracts.base import EventPayload
 from npcworld.contracts.planning import ObjectStateChange
@@ -205,6 +205,52 @@ class ActionStarted(EventPayload):
     route: tuple[tuple[int, int], ...] = ()
     arrived_at: str | None = Field(default=None, max_length=400)
     object_state: ObjectStateChange | None = None
+
+
+class ActionRule(BaseModel):
+    """A studio's rule over decided actions: an action of one of ``npc_ids`` (empty: any NPC) at one of
+    ``places`` (a place or inside one; empty: anywhere) whose description has one of ``words`` (whole words,
+    any case; empty: any action) is vetoed, or replaced by ``replacement`` at ``replacement_place``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rule_id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,100}$")
+    npc_ids: tuple[str, ...] = Field(default=(), max_length=1000)
+    places: tuple[str, ...] = Field(default=(), max_length=100)
+    words: tuple[str, ...] = Field(default=(), max_length=100)
+    verdict: Literal["veto", "replace"] = "veto"
+    replacement: str | None = Field(default=None, min_length=1, max_length=1000)
+    replacement_place: str | None = Field(default=None, min_length=1, max_length=400)
+    reason: str = Field(default="", max_length=500, description="shown in the veto event and the why view")
+
+    @model_validator(mode="after")
+    def _replacement_given(self) -> ActionRule:
+        if self.verdict == "replace" and self.replacement is None:
+            raise ValueError("a replace rule needs a replacement")
+        return self
+
+
+class ActionRulesSet(EventPayload):
+    """The world's rules over decided actions, replacing the previous set (empty: no rules)."""
+
+    event_type: ClassVar[str] = "ActionRulesSet"
+    topic: ClassVar[Topic] = WORLD
+
+    rules: tuple[ActionRule, ...] = Field(default=(), max_length=200)
+
+
+class ActionVetoed(EventPayload):
+    """A decided action broke a rule and did not take effect (``replaced_by``: what the NPC does instead).
+    Caused by the ``ActionDecided``, so the why view shows it with the decision behind it."""
+
+    event_type: ClassVar[str] = "ActionVetoed"
+    topic: ClassVar[Topic] = WORLD
+
+    rule_id: str
+    reason: str = ""
+    description: str = Field(max_length=1000)
+    location_path: str = Field(max_length=400)
+    replaced_by: str | None = None
 
 
 class ObjectStateChanged(EventPayload):

@@ -546,6 +546,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/worlds/{world_id}/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Rules
+         * @description The world's current rules (the last set stored).
+         */
+        get: operations["get_rules_v1_worlds__world_id__rules_get"];
+        /**
+         * Set Rules
+         * @description Replace the world's rules (an empty list removes them); they apply to actions decided from now on.
+         */
+        put: operations["set_rules_v1_worlds__world_id__rules_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/worlds/{world_id}/sessions": {
         parameters: {
             query?: never;
@@ -726,6 +750,47 @@ export interface components {
              * Format: date-time
              */
             start: string;
+        };
+        /**
+         * ActionRule
+         * @description A studio's rule over decided actions: an action of one of ``npc_ids`` (empty: any NPC) at one of
+         *     ``places`` (a place or inside one; empty: anywhere) whose description has one of ``words`` (whole words,
+         *     any case; empty: any action) is vetoed, or replaced by ``replacement`` at ``replacement_place``.
+         */
+        ActionRule: {
+            /**
+             * Npc Ids
+             * @default []
+             */
+            npc_ids?: string[];
+            /**
+             * Places
+             * @default []
+             */
+            places?: string[];
+            /**
+             * Reason
+             * @description shown in the veto event and the why view
+             * @default
+             */
+            reason?: string;
+            /** Replacement */
+            replacement?: string | null;
+            /** Replacement Place */
+            replacement_place?: string | null;
+            /** Rule Id */
+            rule_id: string;
+            /**
+             * Verdict
+             * @default veto
+             * @enum {string}
+             */
+            verdict?: "veto" | "replace";
+            /**
+             * Words
+             * @default []
+             */
+            words?: string[];
         };
         /**
          * ArenaDef
@@ -1554,6 +1619,14 @@ export interface components {
             scores: components["schemas"]["ScoresOut"];
             /** Subject */
             subject?: string | null;
+        };
+        /**
+         * RulesBody
+         * @description The world's rules over decided actions, in order: the first one an action breaks decides.
+         */
+        RulesBody: {
+            /** Rules */
+            rules?: components["schemas"]["ActionRule"][];
         };
         /**
          * ScoresOut
@@ -3179,6 +3252,71 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["RequestEntityTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    get_rules_v1_worlds__world_id__rules_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                world_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RulesBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    set_rules_v1_worlds__world_id__rules_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                world_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RulesBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["RequestEntityTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];

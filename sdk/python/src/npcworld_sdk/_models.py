@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "Accepted",
     "ActionOut",
+    "ActionRule",
     "ArenaDef",
     "AttemptOut",
     "ChatIn",
@@ -54,6 +55,7 @@ __all__ = [
     "RetrievalOut",
     "RetrieveIn",
     "RetrievedOut",
+    "RulesBody",
     "ScoresOut",
     "SectorDef",
     "SessionIn",
@@ -97,6 +99,21 @@ class ActionOut(BaseModel):
     object_state: str | None = None
     reaction_to: str | None = None
     start: datetime
+
+
+class ActionRule(BaseModel):
+    """A studio's rule over decided actions: an action of one of npc_ids (empty: any NPC) at one of"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    npc_ids: list[str] = Field(default_factory=list)
+    places: list[str] = Field(default_factory=list)
+    reason: str = ""
+    replacement: str | None = None
+    replacement_place: str | None = None
+    rule_id: str
+    verdict: Literal["veto", "replace"] = "veto"
+    words: list[str] = Field(default_factory=list)
 
 
 class ArenaDef(BaseModel):
@@ -601,6 +618,14 @@ class RetrievedOut(BaseModel):
     memory_id: str
     scores: ScoresOut
     subject: str | None = None
+
+
+class RulesBody(BaseModel):
+    """The world's rules over decided actions, in order: the first one an action breaks decides."""
+
+    model_config = ConfigDict(extra="allow")
+
+    rules: list[ActionRule] = Field(default_factory=list)
 
 
 class ScoresOut(BaseModel):

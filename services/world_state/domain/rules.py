@@ -1,0 +1,52 @@
+"""A studio's rules over decided actions (``ActionRulesSet``): which decided action a rule vetoes or replaces.
+
+Pure: the rules and the action are arguments. The first rule that matches decides; no rule, the action stands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from npcworld.contracts import ActionDecided, ActionRule
+
+__all__ = ["Verdict", "judge"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a rule made of an action: ``replacement`` is the action taken instead (None: none, vetoed)."""
+
+    rule: ActionRule
+    replacement: ActionDecided | None
+
+
+def judge(rules: Sequence[ActionRule], npc_id: str, action: ActionDecided) -> Verdict | None:
+    """The verdict of the first rule ``action`` of ``npc_id`` breaks; None when it breaks none."""
+    for rule in rules:
+        if _matches(rule, npc_id, action):
+            if rule.verdict == "veto":
+                return Verdict(rule, None)
+            assert rule.replacement is not None
+            instead = action.model_copy(update={
+                "description": rule.replacement,
+                "location_path": rule.replacement_place or action.location_path,
+                "object_state": None,
+                "emoji": "",
+            })
+            return Verdict(rule, instead)
+    return None
+
+
+def _matches(rule: ActionRule, npc_id: str, action: ActionDecided) -> bool:
+    if rule.npc_ids and npc_id not in rule.npc_ids:
+        return False
+    path = action.location_path
+    if rule.places and not any(path == p or path.startswith(p + ":") for p in rule.places):
+        return False
+    return not rule.words or any(_has_word(action.description, w) for w in rule.words)
+
+
+def _has_word(text: str, word: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE) is not None
