@@ -3,6 +3,7 @@ provider, the offline provider or a recording, enforces budgets, records every c
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -149,7 +150,9 @@ class LLMClient:
         exhaustion: Exhaustion | None = None,
     ) -> LLMResult[Any]:
         started = self._clock()
-        value = self._offline.answer(call.template, call.inputs)
+        # In a worker thread: offline importance may run the embedding model, and the caller's event loop
+        # (a service's API among others) must not wait on it.
+        value = await asyncio.to_thread(self._offline.answer, call.template, call.inputs)
         spent = attempts or Attempts()
         record = call_record(
             call,

@@ -53,6 +53,7 @@ class AnchorScorer:
         self._anchors: npt.NDArray[np.float64] | None = None
         self._cache: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
+        self._cache_lock = threading.Lock()
 
     def _bank(self) -> npt.NDArray[np.float64]:
         if self._anchors is None:
@@ -72,15 +73,20 @@ class AnchorScorer:
         return int(min(10, max(1, np.floor(level + 0.5))))
 
     def scores(self, texts: Sequence[str]) -> list[int]:
-        """One score per text, in order; texts not scored before are embedded in one batch."""
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        """One score per text, in order; texts not scored before are embedded in one batch. Safe to call
+        from several threads at once."""
+        with self._cache_lock:
+            known = {t: self._cache[t] for t in texts if t in self._cache}
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
         if missing:
             vectors = np.asarray(self._embed(missing), dtype=np.float64)
-            for text, vector in zip(missing, vectors, strict=True):
-                self._cache[text] = self._score(vector)
-            while len(self._cache) > _CACHE_SIZE:
-                self._cache.popitem(last=False)
-        return [self._cache[t] for t in texts]
+            fresh = {text: self._score(vector) for text, vector in zip(missing, vectors, strict=True)}
+            known.update(fresh)
+            with self._cache_lock:
+                self._cache.update(fresh)
+                while len(self._cache) > _CACHE_SIZE:
+                    self._cache.popitem(last=False)
+        return [known[t] for t in texts]
 
 
 _DEFAULT: AnchorScorer | None = None
