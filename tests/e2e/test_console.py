@@ -16,7 +16,7 @@ import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
 from launcher.supervisor import ProcessGroup, process_commands
-from npcworld.contracts import NpcCreated, WorldCreated
+from npcworld.contracts import NpcCreated, ObservationMade, WorldCreated
 from npcworld.db import open_pool
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.fork import world_stream
@@ -81,7 +81,7 @@ async def console(database_url: str, tmp_path_factory: pytest.TempPathFactory) -
         yield found
     finally:
         await pool.close()
-        group.stop()
+        group.stop(timeout=3)  # a throw-away town: nothing of it needs a graceful stop
         broker.stop()
 
 
@@ -189,6 +189,23 @@ async def test_an_npc_and_the_why_of_its_decision(browser: Browser, console: Con
     assert "offline / npcworld-offline-1" in await call.locator(".model").inner_text()
     assert "prompt version" in await call.inner_text()
     assert await call.locator(".msg pre").count() >= 1 and await call.locator(".answer").inner_text()
+
+
+async def test_the_event_log_filters_and_tails_live(browser: Browser, console: Console) -> None:
+    page = await signed_in(browser, console, console.reader)
+    await page.goto(f"{console.url}/console/events?world=replay-town&type=ObservationMade")
+    shown = await page.locator("#events tr").count()
+    assert shown > 1
+    assert set(await page.locator("#events td:nth-child(3)").all_inner_texts()) == {"ObservationMade"}
+    await page.check("#tail")
+    async with console.town.pool.connection() as conn, conn.transaction():
+        uow = UnitOfWork(conn, EventStore())
+        seen = uow.new_event(ObservationMade(description="a heron lands on the mill wheel"),
+                             tenant_id=console.town.tenant_id, world_id="replay-town",
+                             world_time=load_start(), npc_id="marta")
+        await uow.append("perception-replay-town-marta-console", [seen])
+    await page.wait_for_selector("#events tr.live", timeout=15_000)
+    assert "a heron lands on the mill wheel" in await page.inner_text("#events tr.live")
 
 
 def _dead_letter(console: Console, reason: str) -> tuple[int, str]:

@@ -164,7 +164,6 @@ function consoleTail(q) {
     if (!box.checked) { if (source) source.close(); source = null; return; }
     const params = new URLSearchParams({after: q.after, type: q.type, npc: q.npc});
     source = new EventSource(`/console/worlds/${encodeURIComponent(q.world)}/stream?${params}`);
-    source.onmessage = null;
     const add = (message) => {
       const e = JSON.parse(message.data);
       q.after = Number(message.lastEventId);
@@ -177,14 +176,8 @@ function consoleTail(q) {
       row.appendChild(why);
       table.appendChild(row);
     };
-    source.addEventListener("open", () => {});
-    const types = q.type ? q.type.split(",") : null;
-    // The stream names each message by its event type: listen to the chosen ones, or every type seen.
-    const all = ["WorldCreated", "WorldForked", "WorldDeleted", "NpcCreated", "ObservationMade", "MemoryRecorded",
-      "MemoriesAccessed", "LLMBudgetExhausted", "StepCompleted", "WorldTicked", "PlacesDiscovered", "ActionDecided",
-      "DayPlanned", "PlanRevised", "ConversationRequested", "ReflectionTriggered", "ReflectionCompleted",
-      "ReflectionFailed", "UtteranceSpoken", "ConversationEnded", "RelationshipChanged", "PlayerSpoke", "NpcReplied",
-      "InnerVoiceGiven", "WorldDefined", "NpcsMoved", "ObjectStateChanged", "ClockChanged", "ActionStarted"];
-    for (const type of types || all) source.addEventListener(type, add);
+    // The stream names each message by its event type: listen to the chosen ones, or to every type.
+    const types = q.type ? q.type.split(",") : q.types;
+    for (const type of types) source.addEventListener(type, add);
   });
 }
