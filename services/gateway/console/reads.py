@@ -309,9 +309,9 @@ def dead_letters_of(conn: psycopg.Connection[Any], tenant_id: str, limit: int = 
 def ops_page(conn: psycopg.Connection[Any], tenant_id: str) -> OpsPage:
     """Processes' heartbeats and lag, the outbox, broker generation (the deployment's), and the tenant's
     model budgets, model-call outcomes of the last hour and dead letters."""
-    heartbeats = _rows(conn, "SELECT consumer, generation, parked, started_at, seen_at,"
+    heartbeats = _rows(conn, "SELECT consumer, instance, generation, parked, started_at, seen_at,"
                        " extract(epoch FROM now() - seen_at)::float8 AS age FROM consumer_heartbeats"
-                       " ORDER BY consumer", ())
+                       " ORDER BY consumer, instance", ())
     top = _rows(conn, "SELECT coalesce(max(seq), 0) AS seq FROM events", ())[0]["seq"]
     lag = {r["consumer"]: int(r["n"]) for r in _rows(
         conn, f"WITH {owed_sql()} SELECT consumer, count(*) AS n FROM owed GROUP BY consumer",
