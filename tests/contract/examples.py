@@ -38,6 +38,12 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                       "duration_minutes": 15,
                       "object_state": {"object_path": "brindle-hollow:Lantern Cafe:kitchen:coffee machine",
                                        "state": "brewing coffee"}},
+    "ActionRulesSet": {"rules": [
+        {"rule_id": "mine-closed", "places": ["w:Old Mine"], "reason": "the mine collapsed in 1891"},
+        {"rule_id": "no-arson", "words": ["burn"], "verdict": "replace", "replacement": "tidy the yard"},
+    ]},
+    "ActionVetoed": {"rule_id": "mine-closed", "reason": "the mine collapsed in 1891",
+                     "description": "dig for silver", "location_path": "w:Old Mine:shaft"},
     "ActionStarted": {"description": "brewing coffee for the morning rush", "emoji": "☕",
                       "ends_at": T0, "target": "brindle-hollow:Lantern Cafe:kitchen",
                       "route": ((1, 2), (1, 3)), "arrived_at": None,

@@ -40,7 +40,7 @@ REFLECTION = Topic(
     "Reflection runs triggered, completed (with the insights) or failed.",
 )
 PLANNING = Topic(
-    "npcworld.planning.v1", "npc_id", 12, ("planning",), ("world_state", "perception", "memory", "dialogue"),
+    "npcworld.planning.v1", "npc_id", 12, ("planning",), ("world_state", "memory", "dialogue"),
     "Day plans, decomposition and decided actions.",
 )
 DIALOGUE = Topic(
