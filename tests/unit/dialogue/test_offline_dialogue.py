@@ -197,3 +197,10 @@ def test_what_someone_else_is_doing_right_now_is_a_sight_not_news() -> None:
     assert line.endswith("Nice to meet you.")
     mine = rated(("Isabella Rodriguez is planning a picnic by the river", 6))
     assert "I am planning a picnic" in turn("Isabella Rodriguez", "Wolfgang Schulz", memories=mine).utterance
+
+
+def test_among_news_as_important_an_event_still_to_come_is_told_first() -> None:
+    party = PARTY.replace("Isabella Rodriguez", "Maria Lopez")
+    memories = rated(("Maria Lopez adopted a stray cat", 6), (party, 6))
+    line = turn("Maria Lopez", "Sam Moore", memories=memories, now=EARLIER).utterance
+    assert "I am planning a Valentine's Day party" in line and "cat" not in line

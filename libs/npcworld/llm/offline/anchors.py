@@ -3,8 +3,10 @@
 Offline importance places a memory on the scale by its nearest anchors in sentence-embedding space
 (``importance.py``), so the bank is a set of worked examples across the whole range rather than a list of
 keywords: everyday routines at the bottom, social life in the middle, life events and emergencies at the
-top. The scale's ends are the Generative Agents paper's (brushing teeth 1, a break-up 10). The examples name
-nobody (pronouns only, so no name pulls a memory toward them) and no place of any particular town.
+top; long-standing facts of a life (being married, where one studies) are everyday, the events that change
+them are not. The scale's ends are the Generative Agents paper's (brushing teeth 1, a break-up 10). The
+examples name nobody (pronouns only, so no name pulls a memory toward them) and no place of any particular
+town.
 """
 
 from __future__ import annotations
@@ -59,6 +61,11 @@ _BANK: dict[int, tuple[str, ...]] = {
         "my plan for today: wake up, work, lunch, dinner and relax",
         "he said hello to a neighbour in passing",
         "she is filing papers at the office",
+        "she is married to him",
+        "he lives with his mother",
+        "she lives with her partner and their dog",
+        "they have been neighbours for years",
+        "they have been married for many years",
         "he fixed the gate of the fence",
         "she bought groceries for the week",
     ),
@@ -76,6 +83,11 @@ _BANK: dict[int, tuple[str, ...]] = {
         "he is preparing a report for a meeting at work",
         "she finished a painting she had worked on",
         "he repaired the swings in the playground",
+        "she studies history at the university",
+        "he teaches at the local school",
+        "he is a student at the college",
+        "she has run the bakery for twenty years",
+        "he plays football with his friends on Sundays",
     ),
     5: (
         "two friends had a pleasant conversation about their week",

@@ -65,7 +65,7 @@ _FILLER = re.compile(
     r"|thanks for telling me[.!]\s*|really\?\s*)+",
     re.IGNORECASE,
 )
-_DOING = re.compile(rf"^({_NAME}) (?:is|are) (?:here|\w+ing\b|talk|idle)")
+_DOING = re.compile(rf"^({_NAME}) (?:is|are) ")
 _SENTENCE = re.compile(r"[^.!?]+[.!?]?")
 _MONTHS = (
     "january", "february", "march", "april", "may", "june",
@@ -241,7 +241,7 @@ def _news_of(m: MemoryItem, importance: int, speaker: str, listener: str) -> New
             return None  # about the listener: they know
         doing = _DOING.match(text)
         if doing and not _is(speaker, doing.group(1)):
-            return None  # someone else's doings of the moment: a sight, not news
+            return None  # what someone else is or does: a sight (or their news to tell), not the speaker's
         return News(_voice(text, speaker, listener).rstrip("."), None, None, importance, m.id)
     who = quoted.group("who").strip()
     if _is(listener, who) or who.lower().startswith("a player"):
@@ -268,8 +268,10 @@ def _told_before(news: News, memories: tuple[MemoryItem, ...], listener: str) ->
 
 
 def news_for(i: DialogueTurnInput) -> list[News]:
-    """The speaker's news the listener lacks, most important first (ties: the order retrieval gave)."""
+    """The speaker's news the listener lacks, most important first (an event still to come counts one
+    more: it will not keep); ties in the order retrieval gave."""
     said = " ".join(line.text for line in i.transcript)
+    now = _now(i.now)
     found: list[tuple[int, int, News]] = []
     seen: list[str] = []
     unrated = [m.description for m in i.memories if m.importance is None]
@@ -281,7 +283,7 @@ def news_for(i: DialogueTurnInput) -> list[News]:
         if any(_said(news.text, other) for other in seen):
             continue
         seen.append(news.text)
-        found.append((-news.importance, k, news))
+        found.append((-news.importance - (1 if _upcoming(news, now) else 0), k, news))
     return [n for _, _, n in sorted(found, key=lambda x: (x[0], x[1]))]
 
 
