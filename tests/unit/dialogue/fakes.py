@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from npcworld.contracts import Envelope
+from npcworld.contracts import Commitment, Envelope
 from services.dialogue.domain import Conversation, Relationship
 from services.dialogue.repository import NpcProfile
 
@@ -79,6 +79,20 @@ class FakeDialogueRepository:
             for key, c in self.conversations.values()
             if key == (tenant, world) and c.ended_at is None and set(c.participants) & set(npc_ids)
         )
+
+    async def commitments_of(
+        self, conn: Any, tenant: str, world: str, npc_id: str, now: datetime
+    ) -> list[Commitment]:
+        return [
+            line.commitment
+            for key, c in self.conversations.values()
+            if key == (tenant, world) and npc_id in c.participants
+            for line in c.lines
+            if line.commitment is not None
+            and line.commitment.npc_id == npc_id
+            and line.commitment.start is not None
+            and line.commitment.start >= now
+        ]
 
     async def last_ended(self, conn: Any, tenant: str, world: str, pair: tuple[str, str]) -> datetime | None:
         ends = [

@@ -393,8 +393,9 @@ def _opener(i: DialogueTurnInput) -> DialogueTurnOutput:
     acquainted = i.familiarity > 0 or any(_names_one_of(m.description, i.listener) for m in i.memories)
     greeting = f"Hi {first}!" if acquainted else f"Hello {first}, I'm {_first(i.speaker)}."
     news = news_for(i)
-    if news:
-        lead = "" if news[0].origin is None and _upcoming(news[0], _now(i.now)) else " Did you hear?"
+    hosting = bool(news) and news[0].origin is None and _upcoming(news[0], _now(i.now))
+    if news and (hosting or not i.intentions):
+        lead = "" if hosting else " Did you hear?"
         line = f"{greeting}{lead} {_tell(news[0], i)}"
         return DialogueTurnOutput(utterance=_clip(line, 1000), warmth=_warmth(i.sentiment, "", 1))
     if i.intentions:
