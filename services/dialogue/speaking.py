@@ -58,13 +58,25 @@ def clock_text(now: datetime) -> str:
     return now.strftime("%A %d %B %Y, %H:%M")
 
 
-async def _memories(deps: DialogueDeps, scene: Scene, npc_id: str, query: str) -> tuple[MemoryItem, ...]:
+# A conversation line also recalls the speaker's own news: retrieval for the listener and the line heard
+# alone rarely brings up what the speaker has to tell (an event it plans, what it heard elsewhere).
+NEWS_K = 4
+
+
+def news_query(speaker: str) -> str:
+    """The retrieval query for what ``speaker`` has to tell."""
+    return f"news {speaker} has to tell: an event {speaker} is planning, an invitation, what {speaker} heard"
+
+
+async def _memories(
+    deps: DialogueDeps, scene: Scene, npc_id: str, query: str, k: int | None = None
+) -> tuple[MemoryItem, ...]:
     request = RetrievalRequest(
         tenant_id=scene.tenant_id,
         world_id=scene.world_id,
         npc_id=npc_id,
         query=query[:2000],
-        k=deps.retrieve_k,
+        k=k or deps.retrieve_k,
         now=scene.now,
     )
     try:
@@ -138,6 +150,8 @@ async def next_line(
     heard = conversation.lines[-1].text if conversation.lines else conversation.reason
     query = f"{listener.name}. {heard}" if heard else listener.name
     memories = await _memories(deps, scene, speaker.npc_id, query)
+    news = await _memories(deps, scene, speaker.npc_id, news_query(speaker.name), NEWS_K)
+    memories += tuple(m for m in news if m.id not in {n.id for n in memories})
     inputs = _turn_input(scene, conversation, rel, memories, deps.rules.max_utterances, plan_lines(agreed))
     result = await deps.llm.complete(
         "dialogue_turn",

@@ -202,3 +202,18 @@ async def test_in_a_stepped_world_simultaneous_requests_resolve_the_same_whateve
     first = await _simultaneous_requests(["isabella", "sam"])
     second = await _simultaneous_requests(["sam", "isabella"])
     assert first == second == [("isabella", "sam")]  # one conversation, chosen by a fixed order
+
+
+async def test_a_speaker_recalls_its_own_news_even_when_the_talk_is_about_something_else() -> None:
+    w = World()
+    await setup(w)
+    for k in range(12):  # what Isabella remembers about Sam and the park crowds out her party for that query
+        w.memory.add(
+            w.tenant, w.world, "isabella", f"Sam Moore waved at Isabella at the park ({k})",
+            created_at=T0 - timedelta(minutes=k), importance=6,
+        )
+    emitted = await w.converse(request(w))
+    first = emitted[0].payload
+    assert isinstance(first, UtteranceSpoken) and "party at Hobbs Cafe" in first.text
+    queries = [r.query for r in w.memory.retrievals if r.npc_id == "isabella"]
+    assert any(q.startswith("news Isabella Rodriguez has to tell") for q in queries)
