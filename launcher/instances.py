@@ -5,9 +5,12 @@ its NPCs, which are partition keys) between them, and when one dies the others t
 Exactly-once holds across instances as it does across restarts: an event's effects and its
 ``processed_events`` row commit together, and an instance that finds the row already there skips the event.
 
-Each instance gets its own static group-member id (two members sharing one would fence each other), and
-each memory instance serves the internal retrieval API on a port of its own; every process is told all of
-them (``MEMORY_API_URL`` lists them, and the reader moves on from one that cannot be reached).
+The instances of a service are dynamic group members (no ``KAFKA_GROUP_INSTANCE_ID``): on the embedded
+broker a static member restarted beside a live one did not get back into the group (seen: the restarted
+memory instance waited a minute without joining), while dynamic members rebalance once the dead one's session
+(10 s) has expired. A service with one instance stays a static member, which gets its partitions back at
+once after a restart. Each memory instance serves the internal retrieval API on a port of its own; every
+process is told all of them (``MEMORY_API_URL`` lists them, and the reader moves on from one it cannot reach).
 """
 
 from __future__ import annotations
@@ -51,17 +54,15 @@ def instance_env(
     """What every process is told, and what each extra instance is told on top.
 
     Returns the shared variables to add (``MEMORY_API_URL`` naming every memory instance when there are
-    several) and, per process name, its own (``KAFKA_GROUP_INSTANCE_ID``, a memory instance's API port).
-    The first instance keeps the run's settings, so one instance of everything is exactly the usual run.
+    several) and, per process name, its own (no static group-member id; a memory instance's API port).
+    One instance of everything is exactly the usual run.
     """
     shared: dict[str, str] = {}
     own: dict[str, dict[str, str]] = {}
-    group_id = env.get("KAFKA_GROUP_INSTANCE_ID", "")
     for service, count in instances.items():
-        for index in range(2, count + 1):
-            own[instance_name(service, index)] = (
-                {"KAFKA_GROUP_INSTANCE_ID": f"{group_id}-{index}"} if group_id else {}
-            )
+        if count > 1:  # dynamic group members (see the module docstring)
+            for index in range(1, count + 1):
+                own[instance_name(service, index)] = {"KAFKA_GROUP_INSTANCE_ID": ""}
     memories = instances.get(memory_service, 1)
     if memories > 1:
         host = env.get("MEMORY_API_HOST", "127.0.0.1")

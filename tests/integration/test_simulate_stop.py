@@ -44,6 +44,6 @@ def test_a_killed_simulation_is_cleaned_up_and_a_terminated_one_stops_its_stack(
     _wait_for_services(second, home)
     second.send_signal(signal.SIGTERM)
     output, _ = second.communicate(timeout=90)
-    assert second.returncode == 130, output
+    assert second.returncode == 130, f"exit {second.returncode}: {output}"
     assert "stopped: no report" in output and "Traceback" not in output, output
     assert_nothing_left(home, timeout=5)  # stopped before it exited, not by the guardian afterwards
