@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npcworld.cause import Cause
-from npcworld.contracts import MemoriesAccessed
+from npcworld.contracts import Envelope, MemoriesAccessed
 from npcworld.embeddings import EmbeddingSpace, check_space
 from npcworld.errors import NotFoundError, ValidationError
 from npcworld.eventstore import UnitOfWork
@@ -118,8 +118,21 @@ async def retrieve(
         event = event.model_copy(
             update={"causation_id": cause.event_id, "correlation_id": cause.correlation_id}
         )
-    await uow.append(access_stream_id(npc), [event])
+    if cause is None or not await _recorded(uow.conn, event):
+        await uow.append(access_stream_id(npc), [event])
     return [RetrievedMemory(memories[s.memory_id], s) for s in scored]
+
+
+async def _recorded(conn: Conn, access: Envelope) -> bool:
+    """Is the very same access of the same cause stored already? A handler that worked its event out before
+    its transaction and then again (its process died, its partitions moved) repeats its retrievals: the
+    repeat changes no last-access time, so it is not stored twice."""
+    cur = await conn.execute(
+        "SELECT 1 FROM events WHERE causation_id = %s AND type = 'MemoriesAccessed' AND npc_id = %s"
+        " AND payload = %s::jsonb LIMIT 1",
+        (access.causation_id, access.npc_id, access.payload.model_dump_json()),
+    )
+    return await cur.fetchone() is not None
 
 
 async def rank(

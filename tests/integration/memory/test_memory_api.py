@@ -21,6 +21,7 @@ from npcworld.memory_client import RetrievalRequest
 from npcworld.memory_client.http import HttpMemoryReader
 from npcworld.outbox import OutboxRelay
 from services.memory.domain import NpcRef, access_stream_id
+from services.memory.repository import MemoryRepository
 from tests.infra import BrokerForTests
 from tests.integration.memory.support import T0, envelope, new_npc, running_memory_service
 from tests.polling import eventually
@@ -102,6 +103,29 @@ async def test_a_retrieval_made_while_handling_an_event_is_part_of_that_events_c
     caused, own = (e.envelope for e in events)
     assert (caused.causation_id, caused.correlation_id) == (handled, chain)
     assert (own.causation_id, own.correlation_id) == (None, own.event_id)  # a chain of its own
+
+
+async def test_the_same_retrieval_repeated_for_one_cause_is_recorded_once(
+    pool: AsyncConnectionPool, service: HttpMemoryReader
+) -> None:
+    """A handler worked out before its transaction and again after its process died repeats its retrievals:
+    the identical access of the same cause is stored once; another query, or no cause, is stored each time."""
+    npc = await _populate(pool, service)
+    async with pool.connection() as conn:  # a stepped world: last accesses move at the step's end, so a
+        await MemoryRepository().set_stepped(conn, npc.tenant_id, npc.world_id, True)  # repeat is identical
+    handled = uuid.uuid4()
+    with handling(handled, uuid.uuid4()):
+        first = await service.retrieve(_request(npc, "the party"))
+        again = await service.retrieve(_request(npc, "the party"))
+        await service.retrieve(_request(npc, "Klaus"))
+    await service.retrieve(_request(npc, "the party"))
+    await service.retrieve(_request(npc, "the party"))
+    assert [r.memory_id for r in again] == [r.memory_id for r in first]
+    async with pool.connection() as conn:
+        stored = await EventStore().read_stream(conn, npc.tenant_id, access_stream_id(npc))
+    events = [e.envelope for e in stored]
+    assert [(e.causation_id == handled, e.payload.query) for e in events] == [  # type: ignore[attr-defined]
+        (True, "the party"), (True, "Klaus"), (False, "the party"), (False, "the party")]
 
 
 async def test_concurrent_retrievals_for_one_npc_all_answer_while_it_keeps_recording(
