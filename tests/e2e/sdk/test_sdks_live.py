@@ -5,9 +5,11 @@ signed webhooks; the TypeScript SDK's own node tests; and each README's example,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shutil
+import signal
 import sys
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator
@@ -386,12 +388,14 @@ async def test_webhook_deliveries_verify_with_the_sdk_and_a_forged_one_does_not(
 async def _run(*command: str, cwd: Path, env: dict[str, str], timeout: float) -> tuple[int, str]:
     """A command's exit status and output; run as a subprocess so this loop keeps serving the services."""
     proc = await asyncio.create_subprocess_exec(
-        *command, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        *command, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,  # npm's children (node, tsc) are stopped with it
     )
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout)
     except TimeoutError:
-        proc.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         await proc.wait()
         raise
     assert proc.returncode is not None
@@ -422,8 +426,8 @@ async def test_the_typescript_sdk_passes_its_node_tests_against_this_gateway(bac
     installed = root / "node_modules" / ".package-lock.json"
     lock = root / "package-lock.json"
     if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
-        status, out = await _run(npm, "ci", "--no-audit", "--no-fund", cwd=root, env=env, timeout=300)
+        status, out = await _run(npm, "ci", "--no-audit", "--no-fund", cwd=root, env=env, timeout=90)
         assert status == 0, f"npm ci failed:\n{out[-4000:]}"
-    status, out = await _run(npm, "test", cwd=root, env=env, timeout=240)
+    status, out = await _run(npm, "test", cwd=root, env=env, timeout=180)
     assert status == 0, f"npm test failed:\n{out[-6000:]}"
     assert re.search(r"^# fail 0$", out, re.M) and not re.search(r"^# pass 0$", out, re.M), out[-3000:]
