@@ -7,17 +7,18 @@ Whatever services exist run (the supervisor's process list without the gateway);
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import shutil
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from launcher.embedded import EmbeddedStack
 from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
@@ -35,6 +36,8 @@ from npcworld.fork import world_stream
 from npcworld.templates import load_template
 
 __all__ = ["SimulationConfig", "run_simulation"]
+
+T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +98,7 @@ def run_simulation(cfg: SimulationConfig, progress: Progress | None = None) -> d
             shared, own = instance_env(cfg.instances, env)
             group = ProcessGroup(commands, env | shared, home / "logs", own_env=own)
             group.start()
-            report = asyncio.run(
+            report = _run_until_stopped(
                 _simulate(cfg, state.database_url, template.start_time, group, progress, stack)
             )
         finally:
@@ -106,6 +109,30 @@ def run_simulation(cfg: SimulationConfig, progress: Progress | None = None) -> d
     (cfg.out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     (cfg.out / "report.md").write_text(to_markdown(report))
     return report
+
+
+_UNWIND_S = 10.0  # how long a stopped simulation's coroutine may take to unwind (close its pool)
+
+
+def _run_until_stopped(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(coro)``, except that a stop (KeyboardInterrupt: Ctrl-C, or SIGTERM/SIGHUP through
+    ``guarded``) gives the coroutine ``_UNWIND_S`` to unwind and then leaves whatever else still runs in the
+    loop (a connection pool's workers) instead of waiting for it: the caller stops the processes and the
+    stack either way. ``asyncio.run`` would wait for every task, and one stuck in a connection kept a
+    terminated simulation running."""
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(coro)
+    try:
+        return loop.run_until_complete(task)
+    except KeyboardInterrupt:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            loop.run_until_complete(asyncio.wait([task], timeout=_UNWIND_S))
+        raise
+    finally:
+        if task.done():
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
 
 
 def _focus(places: tuple[str, ...] | None, world: str) -> tuple[str, ...] | None:
