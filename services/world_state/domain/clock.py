@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -57,8 +57,9 @@ def next_tick(
     return advanced, WorldTicked(step=advanced.step, step_seconds=clock.step_seconds, detail=detail)
 
 
-def in_focus(path: str | None, focus: tuple[str, ...]) -> bool:
-    """Is ``path`` one of the focus places or inside one (``world:sector`` holds ``world:sector:arena``)?"""
+def in_focus(path: str | None, focus: Sequence[str]) -> bool:
+    """Is ``path`` one of these places or inside one (``world:sector`` holds ``world:sector:arena``)? The
+    clock's focus and a rule's places are read the same way."""
     return path is not None and any(path == f or path.startswith(f + ":") for f in focus)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from npcworld.contracts import ActionDecided, ActionRule
+from services.world_state.domain.clock import in_focus
 
 __all__ = ["Verdict", "judge"]
 
@@ -42,8 +43,7 @@ def judge(rules: Sequence[ActionRule], npc_id: str, action: ActionDecided) -> Ve
 def _matches(rule: ActionRule, npc_id: str, action: ActionDecided) -> bool:
     if rule.npc_ids and npc_id not in rule.npc_ids:
         return False
-    path = action.location_path
-    if rule.places and not any(path == p or path.startswith(p + ":") for p in rule.places):
+    if rule.places and not in_focus(action.location_path, rule.places):
         return False
     return not rule.words or any(_has_word(action.description, w) for w in rule.words)
 
