@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Literal
+from datetime import UTC, datetime
+from typing import Any, Literal
 
 from npcworld.llm.errors import CircuitOpenError
 from npcworld.telemetry import instruments
@@ -35,6 +36,9 @@ class CircuitBreaker:
         self._failures = 0
         self._opened_at: float | None = None
         self._trial_started: float | None = None
+        self._since = datetime.now(UTC)  # wall clock of the last change between closed and not closed
+        self._opened_wall = self._since  # wall clock of the latest (re)opening
+        self._last_failure: tuple[datetime, str] | None = None
         instruments().breakers.add(self)  # read by the npcworld.llm.breaker.open gauge
 
     @property
@@ -45,6 +49,18 @@ class CircuitBreaker:
         if self._clock() - self._opened_at >= self.reset_after_s:
             return "half_open"
         return "open"
+
+    def snapshot(self) -> dict[str, Any]:
+        """The state as other processes read it (the heartbeat stores it): state, since when (an open
+        breaker's half-open moment is when its wait ends), consecutive failures and the last failure."""
+        state = self.state
+        since = self._since
+        if state == "half_open":
+            since = datetime.fromtimestamp(self._opened_wall.timestamp() + self.reset_after_s, UTC)
+        failed = self._last_failure
+        return {"provider": self.name, "state": state, "since": since.isoformat(), "failures": self._failures,
+                "last_failure_at": failed[0].isoformat() if failed else None,
+                "last_failure": failed[1] if failed else None}
 
     def before_call(self) -> None:
         """Let a call through or refuse it.
@@ -72,18 +88,21 @@ class CircuitBreaker:
         """A call succeeded: close the breaker."""
         if self._opened_at is not None:
             logger.info("%s circuit closed", self.name)
+            self._since = datetime.now(UTC)
         self._failures = 0
         self._opened_at = None
         self._trial_started = None
 
-    def record_failure(self) -> None:
+    def record_failure(self, reason: str = "") -> None:
         """A call failed for a provider reason (not for our own bad output): count it, maybe open."""
         self._failures += 1
+        self._last_failure = (datetime.now(UTC), reason[:300])
         if self._trial_started is not None or (
             self._opened_at is None and self._failures >= self.failure_threshold
         ):
             if self._opened_at is None:
                 instruments().llm_breaker_opened.add(1, {"provider": self.name})
                 logger.warning("%s circuit opened after %d consecutive failures", self.name, self._failures)
-            self._opened_at = self._clock()
+                self._since = datetime.now(UTC)
+            self._opened_at, self._opened_wall = self._clock(), datetime.now(UTC)
         self._trial_started = None

@@ -89,7 +89,7 @@ class LiveCaller:
                 async with self._slots:
                     reply = await self.provider.chat(conversation, params)
             except ProviderUnavailableError as exc:
-                self.breaker.record_failure()
+                self.breaker.record_failure(str(exc))
                 self._count_error(template, "unavailable")
                 result.error, invalid = exc, None
                 if attempt <= self._max_retries and self.breaker.state != "open":

@@ -13,7 +13,10 @@ import os
 import uuid
 from collections.abc import Iterable
 
+from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
+
+from npcworld.telemetry import instruments
 
 __all__ = ["LIVE_SECONDS", "Heartbeat", "owed_sql"]
 
@@ -69,15 +72,18 @@ class Heartbeat:
         self._task: asyncio.Task[None] | None = None
 
     async def beat(self) -> None:
+        # The process's model-provider breakers ride along: the console shows their state per process.
+        breakers = sorted((b.snapshot() for b in list(instruments().breakers)), key=lambda b: b["provider"])
         async with self.pool.connection() as conn:
             cur = await conn.execute(
-                "INSERT INTO consumer_heartbeats (consumer, instance, types, generation, parked)"
-                " VALUES (%s, %s, %s, %s, %s)"
+                "INSERT INTO consumer_heartbeats (consumer, instance, types, generation, parked, llm_breakers)"
+                " VALUES (%s, %s, %s, %s, %s, %s)"
                 " ON CONFLICT (consumer, instance) DO UPDATE SET types = EXCLUDED.types,"
-                " generation = EXCLUDED.generation, parked = EXCLUDED.parked, seen_at = now()"
+                " generation = EXCLUDED.generation, parked = EXCLUDED.parked,"
+                " llm_breakers = EXCLUDED.llm_breakers, seen_at = now()"
                 " RETURNING (SELECT generation FROM broker_generations ORDER BY generation DESC LIMIT 1),"
                 " (SELECT ready_at IS NOT NULL FROM broker_generations ORDER BY generation DESC LIMIT 1)",
-                (self.name, self.instance, self.types, self.generation, self.parked),
+                (self.name, self.instance, self.types, self.generation, self.parked, Jsonb(breakers)),
             )
             row = await cur.fetchone()
         self.current = int(row[0]) if row and row[0] is not None else 0

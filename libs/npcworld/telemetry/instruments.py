@@ -5,7 +5,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterable
 from functools import cache
-from typing import Protocol
+from typing import Any, Protocol
 
 from opentelemetry import metrics, trace
 
@@ -24,6 +24,8 @@ class _Breaker(Protocol):
 
     @property
     def state(self) -> str: ...
+
+    def snapshot(self) -> dict[str, Any]: ...
 
 
 class Instruments:

@@ -101,3 +101,23 @@ def test_a_trial_that_never_reports_back_does_not_keep_the_breaker_shut() -> Non
     breaker.before_call()  # a new trial is allowed
     breaker.record_success()
     assert state_of(breaker) == "closed"
+
+
+def test_the_snapshot_says_the_state_since_when_and_the_last_failure() -> None:
+    clock = FakeClock()
+    breaker = CircuitBreaker("openai", failure_threshold=2, reset_after_s=10, clock=clock)
+    assert breaker.snapshot()["state"] == "closed" and breaker.snapshot()["last_failure"] is None
+    before = datetime.now(UTC)
+    breaker.record_failure("HTTP 503 from the provider")
+    breaker.record_failure("connect timeout")
+    opened = breaker.snapshot()
+    assert opened["state"] == "open" and opened["failures"] == 2
+    assert opened["last_failure"] == "connect timeout"
+    assert datetime.fromisoformat(opened["since"]) >= before
+    clock.now += 10
+    half = breaker.snapshot()
+    assert half["state"] == "half_open"
+    assert (datetime.fromisoformat(half["since"]) - datetime.fromisoformat(opened["since"])).total_seconds() >= 9
+    breaker.record_success()
+    closed = breaker.snapshot()
+    assert closed["state"] == "closed" and closed["last_failure"] == "connect timeout"
