@@ -13,24 +13,34 @@ from services.world_state.quiescence import PipelineProbe
 from services.world_state.settings import Settings
 from services.world_state.ticker import Ticker
 from services.world_state.trees import TreeCache
+from services.world_state.validation import PREPARE
+from services.world_state.validator_client import ValidatorClient
 
 
 async def run(settings: Settings, stop: asyncio.Event) -> None:
     """The consumer loop and, unless disabled, the ticker, until ``stop`` is set."""
+    async with ValidatorClient.open(settings.allow_list()) as validators:
+        await _run(settings, stop, validators)
+
+
+async def _run(settings: Settings, stop: asyncio.Event, validators: ValidatorClient) -> None:
     endpoints = resolve_endpoints(settings)
     trees = TreeCache()
 
     async def deps_factory(_: ServiceContext) -> WorldStateDeps:
-        return WorldStateDeps(trees)
+        return WorldStateDeps(trees, validators, settings.validator_concurrency)
 
-    tasks = [serve(CONSUMER, settings, HANDLERS, deps_factory=deps_factory, projection=PROJECTION, stop=stop)]
+    tasks = [serve(CONSUMER, settings, HANDLERS, deps_factory=deps_factory, projection=PROJECTION, stop=stop,
+                   prepare=PREPARE)]
     # Postgres away at start is waited out (and later on too: the loop and the ticker back off).
     pool = await start_dependencies("world_state-ticker", endpoints, stop, pool_size=3, topics=False)
     if pool is None:
         return
     try:
         if settings.ticker_enabled:
-            probe = PipelineProbe(pool, quiet_checks=settings.stepped_quiet_checks)
+            probe = PipelineProbe(
+                pool, quiet_checks=settings.stepped_quiet_checks, players=settings.stepped_waits_for_players
+            )
             ticker = Ticker(
                 pool,
                 trees,

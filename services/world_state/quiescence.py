@@ -15,7 +15,10 @@ idle for them when, in one database snapshot:
 This is exact rather than a guess from quiet time: a consumer waiting in its retry backoff holds no
 transaction but still owes its events, so the clock waits for it instead of stepping on without cognition.
 Events stored after the wait began with a cause of their own (a player's chat, another world's step) are
-the next wait's: steady client traffic, or a busy world next door, never holds a clock back. Only events
+the next wait's, and a stepped clock's probe (``players=False``) leaves player traffic out altogether (chats
+and posted perceptions and what they cause: ``npcworld.lanes``): consumers take it after the world's own
+events, and more of it than the machine digests would otherwise hold every step back. Steady client
+traffic, or a busy world next door, never holds a clock back. Only events
 after the last idle point are checked (``since``), so a check costs a few index lookups.
 """
 
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld.lanes import player_traffic_sql
 from npcworld.messaging.heartbeat import LIVE_SECONDS
 
 __all__ = ["PipelineProbe", "PipelineState", "WorldKey"]
@@ -59,6 +63,7 @@ WITH bound AS (
      WHERE e.seq > %(since)s
        AND (e.seq <= (SELECT seq FROM bound) OR e.correlation_id IN (SELECT correlation_id FROM caused))
        AND {_IN_SCOPE.format(alias="e")}
+       AND (%(players)s OR NOT {player_traffic_sql("e")})
 ), owed AS (
     SELECT live.consumer, s.event_id
       FROM scoped s JOIN live ON s.type = ANY (live.types)
@@ -100,8 +105,10 @@ class PipelineProbe:
         interval: float = _POLL_FIRST_S,
         quiet_checks: int = 1,
         alive_seconds: float = LIVE_SECONDS,
+        players: bool = True,
     ) -> None:
         self.pool = pool
+        self.players = players  # False: player traffic (npcworld.lanes) is not waited for
         self.interval = interval
         self.quiet_checks = quiet_checks
         self.alive_seconds = alive_seconds
@@ -126,6 +133,7 @@ class PipelineProbe:
                 "bound": bound,
                 "alive": self.alive_seconds,
                 "everywhere": scope is None,
+                "players": self.players,
                 "tenants": [t for t, _ in scope or ()],
                 "worlds": [w for _, w in scope or ()],
             }

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from npcworld.egress import AllowHostsSetting, AllowList, parse_allow_list
 from npcworld.settings import CommonSettings
 
 __all__ = ["Settings"]
 
 
 class Settings(CommonSettings):
-    """Connection settings plus the world clock's ticker."""
+    """Connection settings plus the world clock's ticker and the calls to worlds' validators."""
 
     ticker_enabled: bool = Field(
         default=True,
@@ -32,3 +33,20 @@ class Settings(CommonSettings):
         description="a stepped clock ticks anyway after waiting this long for a consumer that is behind",
     )
     stepped_quiet_checks: int = Field(default=1, ge=1, le=100, validation_alias="world_stepped_quiet_checks")
+    stepped_waits_for_players: bool = Field(
+        default=False,
+        validation_alias="world_stepped_waits_for_players",
+        description="WORLD_STEPPED_WAITS_FOR_PLAYERS: a stepped clock also waits for player traffic (chats,"
+        " posted perceptions) stored before its step; off: players never hold a step back",
+    )
+    webhook_allow_hosts: AllowHostsSetting = Field(
+        default="",
+        description="host names, IPs or CIDRs (comma-separated) validators may be called at despite the"
+        " egress policy (WEBHOOK_ALLOW_HOSTS, as for webhooks): development validators only",
+    )
+    validator_concurrency: int = Field(
+        default=32, ge=1, le=500, description="VALIDATOR_CONCURRENCY: validator calls in flight at once"
+    )
+
+    def allow_list(self) -> AllowList:
+        return parse_allow_list(self.webhook_allow_hosts)

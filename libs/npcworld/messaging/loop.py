@@ -22,6 +22,7 @@ from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.messaging.dead_letter import DeadLetterer
 from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import make_consumer, make_producer
+from npcworld.messaging.lanes import LaneQueue
 from npcworld.messaging.ordering import in_store_order
 from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
 from npcworld.messaging.record import KafkaRecord
@@ -32,6 +33,9 @@ from npcworld.telemetry import context_from_headers, instruments, tracer
 __all__ = ["ConsumerLoop", "Handler", "Prepare", "in_store_order"]
 
 logger = logging.getLogger(__name__)
+
+# Fetched records a consumer may hold unhandled (in polls of ``max_records``) before it stops fetching.
+_WAITING_POLLS = 4
 
 D = TypeVar("D")
 Handler = Callable[[Envelope, UnitOfWork, D], Awaitable[None]]
@@ -171,15 +175,24 @@ class ConsumerLoop(Generic[D]):
     async def _consume(
         self, consumer: AIOKafkaConsumer, dead: DeadLetterer, stop: asyncio.Event, rotated: asyncio.Event
     ) -> None:
+        """Poll, then handle the best lane's records first (``npcworld.messaging.lanes``): with one lane only,
+        each poll is handled whole, in store order, as one batch."""
+        queue: LaneQueue[KafkaRecord] = LaneQueue(self._is_work)
+        paused = False
         while not stop.is_set() and not rotated.is_set():
-            batches = await consumer.getmany(timeout_ms=200, max_records=self.max_records)
-            if batches:
+            wait_ms = 0 if len(queue) else 200
+            batches = await consumer.getmany(timeout_ms=wait_ms, max_records=self.max_records)
+            queue.add(batches)
+            queue.keep_only(consumer.assignment())
+            paused = self._flow(consumer, len(queue), paused)
+            records = queue.take(self.max_records)
+            if records:
                 try:
-                    await self._process_batch(in_store_order(batches), dead)
+                    await self._process_batch(records, dead)
                 except _Abandoned:
                     logger.warning("%s: stopping with a batch uncommitted; it will be redelivered", self.name)
                     return
-                offsets = {tp: rs[-1].offset + 1 for tp, rs in batches.items()}
+                offsets = queue.done(records)
                 try:
                     await consumer.commit(offsets)
                 except KafkaError as exc:
@@ -188,6 +201,25 @@ class ConsumerLoop(Generic[D]):
                                    self.name, exc)
                 self._positions.update(offsets)
             self._report_lag(consumer)
+
+    def _is_work(self, record: KafkaRecord) -> bool:
+        """Whether this consumer handles the record's event type (by its header; without one, it may)."""
+        for key, value in record.headers or ():
+            if key == "event_type":
+                kind = value.decode(errors="replace")
+                return kind in self.handlers or kind in self.appliers
+        return True
+
+    def _flow(self, consumer: AIOKafkaConsumer, waiting: int, paused: bool) -> bool:
+        """Stop fetching while ``waiting`` records exceed a few polls' worth; fetch again once under it."""
+        bound = _WAITING_POLLS * self.max_records
+        if waiting > bound and not paused:
+            consumer.pause(*consumer.assignment())
+            return True
+        if waiting <= bound and paused:
+            consumer.resume(*consumer.paused())
+            return False
+        return paused
 
     async def _prepare(self, records: list[KafkaRecord]) -> None:
         """Hand the poll's unprocessed events of the prepared types to ``prepare``, outside a transaction."""

@@ -14,6 +14,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import EVENT_TYPES, RELAY_MARKER
 from npcworld.errors import TransientError
+from npcworld.lanes import lane_of_root_sql
 from npcworld.messaging.kafka import ensure_topics, make_producer
 from npcworld.messaging.reconnect import Backoff, is_outage
 from npcworld.telemetry import instruments, tracer
@@ -32,13 +33,14 @@ _ENVELOPE_JSON = """json_build_object(
 # Only rows written by transactions older than every transaction still running are eligible: a
 # sequence number taken by a transaction that commits late is therefore never overtaken.
 _PENDING = f"""
-SELECT o.seq, o.topic, o.key, e.type, e.event_id::text, e.trace, {_ENVELOPE_JSON}
+SELECT o.seq, o.topic, o.key, e.type, e.event_id::text, e.trace, {_ENVELOPE_JSON}, {lane_of_root_sql("e")}
 FROM outbox o JOIN events e ON e.seq = o.seq
 WHERE o.tx_id < pg_snapshot_xmin(pg_current_snapshot())
 ORDER BY o.seq LIMIT %s
 """
 _HISTORY = f"""
-SELECT e.seq, e.npc_id, e.world_id, e.type, e.event_id::text, e.trace, {_ENVELOPE_JSON}
+SELECT e.seq, e.npc_id, e.world_id, e.type, e.event_id::text, e.trace, {_ENVELOPE_JSON},
+       {lane_of_root_sql("e")}
 FROM events e WHERE e.seq > %s AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.seq = e.seq)
 ORDER BY e.seq LIMIT %s
 """
@@ -235,10 +237,10 @@ def _routed(row: Any) -> tuple[Any, ...]:
 
 async def _publish(producer: AIOKafkaProducer, rows: list[Any]) -> None:
     futures = []
-    for seq, topic, key, event_type, event_id, trace, envelope_json in rows:
+    for seq, topic, key, event_type, event_id, trace, envelope_json, lane in rows:
         headers = [(k, str(v).encode()) for k, v in (trace or {}).items() if v]
         headers += [("event_type", event_type.encode()), ("event_id", event_id.encode()),
-                    ("seq", str(seq).encode())]
+                    ("seq", str(seq).encode()), ("lane", lane.encode())]
         futures.append(await producer.send(
             topic, envelope_json.encode(), key=key.encode() if key else None, headers=headers
         ))

@@ -1,0 +1,48 @@
+"""Lanes: which traffic an event belongs to, so a world's own steps never queue behind player traffic.
+
+Every event belongs to the lane of the request or tick that started its chain (its ``correlation_id``'s
+root event), so a cause and all its reactions share one lane:
+
+- ``interactive``: a player's chat line (``PlayerSpoke``) and everything it causes; someone waits for it.
+- ``world``: the world's own life (clock ticks and their cascades, set-up, moves); the default.
+- ``ingest``: perceptions a studio posts (``ObservationMade`` with source ``studio``) and what they cause;
+  the bulk of client traffic, taken as capacity allows.
+
+The relay sends each event's lane as the ``lane`` Kafka header; the consumer loop takes a poll's
+interactive events first, then the world's, and works ingest events off in small chunks while nothing
+else waits (``npcworld.messaging.lanes``). A stepped clock waits only for the world lane (and what it has
+stored before its step began of the world's own), so steady player traffic never holds a clock back.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = ["LANES", "Lane", "lane_of_root_sql", "player_traffic_sql", "rank"]
+
+Lane = Literal["interactive", "world", "ingest"]
+LANES: tuple[Lane, ...] = ("interactive", "world", "ingest")  # in the order a consumer takes them
+_RANKS: dict[str, int] = {lane: i for i, lane in enumerate(LANES)}
+
+_ROOT_LANE = """CASE WHEN {root}.type = 'PlayerSpoke' THEN 'interactive'
+     WHEN {root}.type = 'ObservationMade' AND {root}.payload->>'source' = 'studio' THEN 'ingest'
+     ELSE 'world' END"""
+
+
+def lane_of_root_sql(event: str) -> str:
+    """A SQL expression for the lane of the events row aliased ``event`` (from its chain's root event)."""
+    root = f"{event}_root"
+    return (
+        f"coalesce((SELECT {_ROOT_LANE.format(root=root)} FROM events {root}"
+        f" WHERE {root}.event_id = {event}.correlation_id), 'world')"
+    )
+
+
+def player_traffic_sql(event: str) -> str:
+    """A SQL condition: the events row aliased ``event`` belongs to player traffic (not the world lane)."""
+    return f"{lane_of_root_sql(event)} <> 'world'"
+
+
+def rank(lane: str | None) -> int:
+    """The order a consumer takes a lane in (unknown or missing: the world's)."""
+    return _RANKS.get(lane or "world", _RANKS["world"])

@@ -1,0 +1,76 @@
+"""Player traffic never holds a world back: a consumer with a backlog of posted perceptions handles the
+world's next event before working the backlog off, and a stepped clock's wait leaves player traffic out."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+from psycopg_pool import AsyncConnectionPool
+
+from npcworld.contracts import Envelope, ObservationMade
+from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.messaging import ConsumerLoop
+from npcworld.outbox import OutboxRelay
+from services.world_state.quiescence import PipelineProbe
+from tests.infra import BrokerForTests
+from tests.integration.world_state.support import T0
+
+pytestmark = pytest.mark.integration
+
+BACKLOG = 30
+HANDLE_S = 0.1  # each posted perception keeps the consumer this long
+
+
+async def _store(pool: AsyncConnectionPool, world: str, sources: list[str]) -> list[Envelope]:
+    """One ObservationMade per source, all for one NPC (one partition), in one transaction."""
+    async with pool.connection() as conn, conn.transaction():
+        uow = UnitOfWork(conn, EventStore())
+        events = [
+            uow.new_event(ObservationMade(description=f"sight {i}", source=source), tenant_id="t",
+                          world_id=world, world_time=T0, npc_id="ada")
+            for i, source in enumerate(sources)
+        ]
+        await uow.append(f"perceptions-{world}-ada", events)
+    return events
+
+
+async def test_the_worlds_event_overtakes_a_backlog_of_posted_perceptions(
+    pool: AsyncConnectionPool, broker: BrokerForTests
+) -> None:
+    name, world = f"lanes-{uuid.uuid4().hex[:8]}", f"w-{uuid.uuid4().hex[:8]}"
+    handled: list[str] = []
+
+    async def handle(event: Envelope, uow: UnitOfWork, deps: Any) -> None:
+        assert isinstance(event.payload, ObservationMade)
+        if event.payload.source == "studio":
+            await asyncio.sleep(HANDLE_S)
+        handled.append(event.payload.source)
+
+    loop = ConsumerLoop(name, {"ObservationMade": handle}, None, pool=pool, bootstrap=broker.bootstrap)
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
+             asyncio.create_task(loop.run(stop))]
+    try:
+        await asyncio.wait_for(loop.started.wait(), 60)
+        # Posted perceptions first, then (behind them in the same partition) the world's own observation.
+        *posted, seen = await _store(pool, world, ["studio"] * BACKLOG + ["perception"])
+        clock_wait = PipelineProbe(pool, players=False)
+        assert await clock_wait.wait_idle(BACKLOG * HANDLE_S)  # does not wait for the whole backlog
+        assert handled.count("perception") == 1
+        assert handled.count("studio") < BACKLOG // 2  # most of the backlog was still waiting
+        assert not (await PipelineProbe(pool).snapshot([("t", world)])).idle  # ...and owed
+
+        assert await PipelineProbe(pool).wait_idle(60)  # then worked off: each handled once
+        assert handled.count("studio") == BACKLOG and handled.count("perception") == 1
+        async with pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT count(*) FROM processed_events WHERE consumer = %s AND event_id = ANY(%s::uuid[])",
+                (name, [e.event_id for e in [*posted, seen]]),
+            )
+            assert (await cur.fetchone()) == (BACKLOG + 1,)
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)

@@ -1,0 +1,75 @@
+"""A consumer takes a chat's events first, then the world's, and works posted perceptions off in small chunks,
+committing offsets only up to a partition's first record it has not handled."""
+
+from __future__ import annotations
+
+from aiokafka import TopicPartition
+from aiokafka.structs import ConsumerRecord
+
+from npcworld.lanes import rank
+from npcworld.messaging.lanes import LaneQueue
+
+Record = ConsumerRecord[bytes, bytes]
+P0, P1 = TopicPartition("perception", 0), TopicPartition("perception", 1)
+
+
+def record(
+    tp: TopicPartition, offset: int, seq: int, lane: str | None, kind: str = "ObservationMade"
+) -> Record:
+    headers = [("event_type", kind.encode()), ("seq", str(seq).encode())]
+    headers += [("lane", lane.encode())] if lane else []
+    return ConsumerRecord(tp.topic, tp.partition, offset, 0, 0, None, b"{}", None, 0, 2, headers)
+
+
+def test_lanes_are_taken_chats_first_then_the_world_then_ingest() -> None:
+    ingest = [record(P0, i, seq=i, lane="ingest") for i in range(3)]
+    tick = record(P0, 3, seq=10, lane="world")
+    chat = record(P1, 0, seq=11, lane="interactive")
+    queue: LaneQueue[Record] = LaneQueue()
+    queue.add({P0: [*ingest, tick], P1: [chat]})
+    assert queue.take(500) == [chat]
+    queue.done([chat])
+    assert queue.take(500) == [tick]
+    queue.done([tick])
+    assert queue.take(500) == ingest
+
+
+def test_a_record_without_a_lane_is_the_worlds_and_one_lane_is_taken_whole_in_store_order() -> None:
+    assert rank(None) == rank("world") == 1 and rank("something new") == 1
+    a, c = record(P1, 0, seq=2, lane=None), record(P1, 1, seq=3, lane=None)
+    b = record(P0, 0, seq=1, lane="world")
+    queue: LaneQueue[Record] = LaneQueue()
+    queue.add({P1: [a, c], P0: [b]})
+    assert queue.take(500) == [b, a, c]
+
+
+def test_ingest_comes_in_chunks_counting_only_the_consumers_own_work() -> None:
+    mine = [record(P0, i, seq=i, lane="ingest") for i in range(0, 40, 2)]
+    others = [record(P0, i, seq=i, lane="ingest", kind="MemoryRecorded") for i in range(1, 40, 2)]
+    queue: LaneQueue[Record] = LaneQueue(lambda r: dict(r.headers)["event_type"] == b"ObservationMade",
+                                         ingest_chunk=5)
+    queue.add({P0: sorted(mine + others, key=lambda r: r.offset)})
+    chunk = queue.take(500)
+    assert [r.offset for r in chunk] == list(range(10))  # 5 of its own, the others in between at no cost
+
+
+def test_offsets_are_committed_only_up_to_the_first_record_not_yet_handled() -> None:
+    early = record(P0, 0, seq=1, lane="ingest")
+    tick = record(P0, 1, seq=2, lane="world")
+    queue: LaneQueue[Record] = LaneQueue()
+    queue.add({P0: [early, tick]})
+    assert queue.done(queue.take(500)) == {P0: 0}  # the tick went first; the perception is still owed
+    assert queue.done(queue.take(500)) == {P0: 2}
+    assert len(queue) == 0
+
+
+def test_a_redelivered_record_is_not_queued_twice_and_a_lost_partition_is_forgotten() -> None:
+    first = [record(P0, 0, seq=1, lane="ingest"), record(P1, 0, seq=2, lane="ingest")]
+    queue: LaneQueue[Record] = LaneQueue()
+    queue.add({P0: first[:1], P1: first[1:]})
+    queue.add({P0: first[:1]})  # the partition came back to this consumer from its committed offset
+    assert len(queue) == 2
+    queue.keep_only([P1])
+    assert queue.take(500) == first[1:]
+    queue.add({P0: first[:1]})  # assigned again later: taken again (processed_events skips it if handled)
+    assert len(queue) == 2
