@@ -99,9 +99,13 @@ def address_refusal(address: IpAddress) -> str | None:
 
 
 def name_refusal(host: str) -> str | None:
-    """Why a receiver may not be at host name ``host`` before resolving it (metadata service names)."""
-    if _normal(host) in _METADATA_NAMES:
+    """Why a receiver may not be at host name ``host`` before resolving it (metadata service names, and
+    ``localhost`` with every name under it, which resolve to loopback by definition: RFC 6761)."""
+    name = _normal(host)
+    if name in _METADATA_NAMES:
         return "cloud metadata host"
+    if name == "localhost" or name.endswith(".localhost"):
+        return "loopback host name"
     return None
 
 

@@ -70,6 +70,8 @@ def test_public_addresses_pass(address: str) -> None:
         ("https://token@hooks.example.org/in", "credentials"),
         ("http://metadata.google.internal/computeMetadata/v1/", "cloud metadata host"),
         ("http://METADATA.Google.Internal./x", "cloud metadata host"),
+        ("http://localhost./in", "loopback host name"),
+        ("http://hooks.localhost:8080/in", "loopback host name"),
         ("http://[fd00:ec2::254]/latest/meta-data/", "cloud metadata address"),
         ("http://[::ffff:a00:1]/in", "private"),
         ("http://10.0.0.8:8080/in", "private"),
