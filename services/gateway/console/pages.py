@@ -4,22 +4,13 @@ only) in a worker thread; the memory search goes to the memory service like the 
 
 from __future__ import annotations
 
-import asyncio
-import json
-import math
-import time
 import uuid
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any, TypeVar
-from urllib.parse import parse_qs, quote
+from datetime import datetime, timedelta
+from typing import Any
 
-import jinja2
-import markupsafe
 import psycopg
 from fastapi import APIRouter, Request
-from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.responses import FileResponse, RedirectResponse, Response, StreamingResponse
 
 from npcworld.contracts import EVENT_TYPES
 from npcworld.dead_letters import redrive
@@ -27,9 +18,17 @@ from npcworld.errors import NpcworldError
 from npcworld.eventlog import explain, memories_from_log
 from npcworld.eventstore import EventFilter
 from npcworld.memory_client import RetrievalRequest, RetrievedView
-from services.gateway.console import reads
-from services.gateway.console.replay import short, state_at, tree_of
-from services.gateway.console.session import COOKIE, LIFETIME_S, SessionSigner, valid_csrf
+from services.gateway.console import fork_view, reads
+from services.gateway.console.replay import state_at, tree_of
+from services.gateway.console.session import COOKIE, LIFETIME_S, valid_csrf
+from services.gateway.console.web import HERE as _HERE
+from services.gateway.console.web import Denied as _Denied
+from services.gateway.console.web import form as _form
+from services.gateway.console.web import guarded as _guarded
+from services.gateway.console.web import page as _page
+from services.gateway.console.web import read as _read
+from services.gateway.console.web import signed_in as _key
+from services.gateway.console.web import signer as _signer
 from services.gateway.repository import ApiKey, KeyRepository
 from services.gateway.routes.memories import _reader
 from services.gateway.routes.stream import _events
@@ -37,94 +36,8 @@ from services.gateway.routes.stream import _events
 __all__ = ["router"]
 
 router = APIRouter(prefix="/console", include_in_schema=False)
-_HERE = Path(__file__).parent
 _STATIC = {"console.css": "text/css", "console.js": "text/javascript"}
-_env = jinja2.Environment(loader=jinja2.FileSystemLoader(_HERE / "templates"), autoescape=True,
-                          undefined=jinja2.ChainableUndefined)
-_env.filters["short"] = short
-_env.filters["compact"] = lambda v: markupsafe.Markup(  # JSON safe inside a <script> element
-    json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=str)
-    .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
-_env.filters["gist"] = lambda v, width=160: (lambda t: t if len(t) <= width else t[: width - 1] + "…")(
-    json.dumps(v, ensure_ascii=False, default=str))
-_env.globals.update(cos=math.cos, sin=math.sin, lag_window=reads.LAG_WINDOW)
-_env.filters["pretty"] = lambda v: json.dumps(v, ensure_ascii=False, indent=2, default=str)
-T = TypeVar("T")
-
-
-def _signer(request: Request) -> SessionSigner:
-    signer = getattr(request.app.state, "console_signer", None)
-    if signer is None:
-        signer = request.app.state.console_signer = SessionSigner()
-    return signer
-
-
-class _Denied(Exception):
-    def __init__(self, response: Response) -> None:
-        self.response = response
-
-
-async def _key(request: Request, scope: str = "read", world_id: str | None = None) -> ApiKey:
-    """The signed-in key, holding ``scope`` (and reaching ``world_id``); raises _Denied with the answer."""
-    session = _signer(request).verify(request.cookies.get(COOKIE))
-    if session is None:
-        raise _Denied(RedirectResponse(f"/console/login?next={quote(request.url.path)}", 303))
-    async with request.app.state.pool.connection() as conn:
-        try:
-            record = await KeyRepository(conn).get_key(session.tenant_id, session.key_id)
-        except NpcworldError:
-            record = None
-    now = datetime.now(UTC)
-    if record is None or record.revoked_at is not None or (record.expires_at and record.expires_at <= now):
-        raise _Denied(RedirectResponse("/console/login", 303))
-    key = ApiKey(record.key_id, record.tenant_id, frozenset(record.scopes), record.rate_per_second,
-                 record.burst, frozenset(record.worlds) if record.worlds is not None else None,
-                 record.player_id)
-    if not key.grant.allows(scope):
-        raise _Denied(_page(request, "denied.html", None, status=403,
-                            reason=f"this key lacks the {scope!r} scope"))
-    if world_id is not None and not key.grant.reaches(world_id):
-        raise _Denied(_page(request, "denied.html", None, status=403,
-                            reason="this key is limited to other worlds"))
-    return key
-
-
-def _page(request: Request, name: str, key: ApiKey | None, status: int = 200, **context: Any) -> HTMLResponse:
-    started = getattr(request.state, "console_started", None)
-    cookie = request.cookies.get(COOKIE) or ""
-    html = _env.get_template(name).render(
-        key=key, csrf=_signer(request).csrf(cookie) if cookie else "", path=request.url.path, **context)
-    response = HTMLResponse(html, status_code=status)
-    if started is not None:
-        response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.1f}"
-    return response
-
-
-async def _read(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``fn(conn, *args)`` on a connection of its own, in a worker thread."""
-    url = request.app.state.db_circuit.database_url
-
-    def run() -> T:
-        with psycopg.connect(url, autocommit=True) as conn:
-            return fn(conn, *args, **kwargs)
-
-    return await asyncio.to_thread(run)
-
-
-def _guarded(handler: Callable[..., Any]) -> Callable[..., Any]:
-    """Turns _Denied into its response and stamps the server time (``Server-Timing``)."""
-    import functools
-
-    @functools.wraps(handler)
-    async def wrapper(request: Request, *args: Any, **kwargs: Any) -> Response:
-        request.state.console_started = time.perf_counter()
-        try:
-            response: Response = await handler(request, *args, **kwargs)
-        except _Denied as denied:
-            return denied.response
-        return response
-
-    return wrapper
+router.include_router(fork_view.router)
 
 
 @router.get("/static/{name}")
@@ -147,11 +60,6 @@ async def login_form(request: Request, next: str = "/console/worlds") -> Respons
 
 def _local(target: str) -> str:
     return target if target.startswith("/console") and "//" not in target else "/console/worlds"
-
-
-async def _form(request: Request) -> dict[str, str]:
-    body = (await request.body()).decode("utf-8", "replace")
-    return {k: v[0] for k, v in parse_qs(body, max_num_fields=20).items()}
 
 
 @router.post("/login")

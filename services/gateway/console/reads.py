@@ -42,6 +42,7 @@ class World:
     tile_map: dict[str, Any] | None = None
     npcs: dict[str, dict[str, Any]] = field(default_factory=dict)  # id → NpcCreated payload
     created: list[LoggedEvent] = field(default_factory=list)  # NpcCreated events
+    forked: dict[str, Any] | None = None  # the WorldForked payload of a fork (source world, fork point)
 
     @property
     def places(self) -> list[Place]:
@@ -69,6 +70,8 @@ def world(conn: psycopg.Connection[Any], tenant_id: str, world_id: str) -> World
             out.exists, out.name, out.template = True, str(p.get("name", "")), p.get("template")
         elif e.type == "WorldDeleted":
             out.deleted = True
+        elif e.type == "WorldForked":
+            out.forked = p
         elif e.type == "WorldDefined":
             out.sectors, out.tile_map = list(p.get("sectors", [])), p.get("tile_map")
         elif e.type == "NpcCreated":
@@ -90,6 +93,8 @@ def worlds(
         " FROM ids WHERE ids.id IS NOT NULL)"
         " SELECT c.world_id, c.payload->>'name' AS name, c.payload->>'template' AS template,"
         " (SELECT count(*) FROM events n WHERE n.stream_id = c.stream_id AND n.type = 'NpcCreated') AS npcs,"
+        " (SELECT f.payload->>'source_world_id' FROM events f WHERE f.stream_id = c.stream_id"
+        " AND f.type = 'WorldForked' LIMIT 1) AS fork_of,"
         " (SELECT max(world_time) FROM events t WHERE t.tenant_id = c.tenant_id AND t.world_id = c.world_id)"
         " AS now FROM ids JOIN events c ON c.stream_id = %(t)s || '/world-' || ids.id AND c.version = 1"
         " WHERE ids.id IS NOT NULL AND c.type = 'WorldCreated'"
@@ -310,8 +315,8 @@ def ops_page(conn: psycopg.Connection[Any], tenant_id: str) -> OpsPage:
     """Processes' heartbeats and lag, the outbox, broker generation (the deployment's), and the tenant's
     model budgets, model-call outcomes of the last hour and dead letters."""
     heartbeats = _rows(conn, "SELECT consumer, instance, generation, parked, started_at, seen_at,"
-                       " extract(epoch FROM now() - seen_at)::float8 AS age FROM consumer_heartbeats"
-                       " ORDER BY consumer, instance", ())
+                       " llm_breakers, extract(epoch FROM now() - seen_at)::float8 AS age"
+                       " FROM consumer_heartbeats ORDER BY consumer, instance", ())
     top = _rows(conn, "SELECT coalesce(max(seq), 0) AS seq FROM events", ())[0]["seq"]
     lag = {r["consumer"]: int(r["n"]) for r in _rows(
         conn, f"WITH {owed_sql()} SELECT consumer, count(*) AS n FROM owed GROUP BY consumer",

@@ -1,0 +1,102 @@
+"""The console's operator tools in a real headless Chromium over the stepped town of ``test_console``: a fork
+beside its source world with where they first differ, each process's model-provider breaker, and re-running
+a recorded decision as a dry run."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import httpx
+import pytest
+from playwright.async_api import Browser
+
+from npcworld.db import open_pool
+from npcworld.llm import CircuitBreaker
+from npcworld.messaging.heartbeat import Heartbeat
+from tests.e2e.test_console import Console, browser, console, load_start, signed_in
+
+pytestmark = pytest.mark.integration
+__all__ = ["browser", "console"]  # the module-scoped fixtures, shared with test_console's town
+
+
+def _fork(console: Console) -> str:
+    """A fork of the town at its start, whose own first three memories are the source's first three after
+    that moment (with fresh ids and its own places) and whose fourth differs."""
+    fork = f"fork-{uuid.uuid4().hex[:6]}"
+    response = httpx.post(f"{console.url}/v1/worlds/replay-town/fork", timeout=30,
+                          headers={"Authorization": f"Bearer {console.admin}"},
+                          json={"at": load_start().isoformat(), "new_world_id": fork})
+    assert response.status_code == 201, response.text
+    source = console.sql("SELECT type, npc_id, world_time, payload::text FROM events WHERE tenant_id = %s"
+                         " AND world_id = 'replay-town' AND type = 'MemoryRecorded' AND world_time > %s"
+                         " ORDER BY world_time, seq LIMIT 4", console.town.tenant_id, load_start())
+    assert len(source) == 4, "the town recorded too few memories after its start"
+    own = [(t, n, at, p.replace("replay-town", fork)) for t, n, at, p in source[:3]]
+    t, n, at, p = source[3]
+    own.append((t, n, at, p.replace('"description": "', '"description": "in the fork, ')))
+    for i, (t, n, at, p) in enumerate(own):
+        # Straight into the log (no outbox): the fork's own events, with nothing reacting to them.
+        console.sql(
+            "INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id,"
+            " npc_id, world_time, recorded_at, correlation_id, payload)"
+            " VALUES (%s, %s, 1, %s, 1, %s, %s, %s, %s, now(), %s, %s::jsonb)",
+            uuid.uuid4(), f"{fork}-own-{i}", t, console.town.tenant_id, fork, n, at,
+            uuid.uuid4(), re.sub(r'"memory_id": "[^"]+"', f'"memory_id": "{uuid.uuid4()}"', p))
+    return fork
+
+
+async def test_a_fork_is_compared_with_its_source_world_event_by_event(
+    browser: Browser, console: Console
+) -> None:
+    fork = _fork(console)
+    page = await signed_in(browser, console, console.reader)
+    await page.goto(f"{console.url}/console/worlds/{fork}")
+    assert "A fork of replay-town" in await page.inner_text("#fork-of")
+    await page.click("#compare-fork")
+    await page.wait_for_selector("#fork-diff")
+    assert await page.locator("#fork-diff td.source").count() > 0  # the source went on after the fork point
+    await page.fill("#fork-filters input[name=type]", "MemoryRecorded")
+    await page.click("#fork-filters button")
+    await page.wait_for_selector("#divergence")
+    assert "first differ at event 4" in await page.inner_text("#divergence")
+    rows = page.locator("#fork-diff tr[data-position]")
+    assert [await rows.nth(i).get_attribute("class") for i in range(3)] == ["same"] * 3
+    first = page.locator("#fork-diff tr.first-difference")
+    assert await first.get_attribute("data-position") == "3"
+    assert "in the fork," in await first.locator("td.fork").inner_text()
+    assert "in the fork," not in await first.locator("td.source").inner_text()
+
+    other = await signed_in(browser, console, console.other)
+    response = await other.goto(f"{console.url}/console/worlds/{fork}/fork-diff")
+    assert response is not None and response.status == 404
+
+
+async def test_each_process_shows_its_model_provider_breaker(browser: Browser, console: Console) -> None:
+    pool = await open_pool(console.database_url, min_size=1, max_size=2)
+    breaker = CircuitBreaker("openai", failure_threshold=2)
+    beats = [Heartbeat(pool, "planning-live", ()), Heartbeat(pool, "dialogue-gone", ())]
+    try:
+        breaker.record_failure("HTTP 503: upstream overloaded")
+        breaker.record_failure("HTTP 503: upstream overloaded")
+        for beat in beats:
+            await beat.beat()
+        console.sql("UPDATE consumer_heartbeats SET seen_at = now() - interval '5 minutes'"
+                    " WHERE consumer = 'dialogue-gone'")
+        page = await signed_in(browser, console, console.reader)
+        await page.goto(f"{console.url}/console/ops")
+        live = page.locator(f"#breakers tr[data-process='planning-live/{beats[0].instance}']")
+        assert await live.locator("td.state").inner_text() == "open"
+        assert "HTTP 503: upstream overloaded" in await live.inner_text()
+        assert "(2 in a row)" in await live.inner_text()
+        gone = page.locator(f"#breakers tr[data-process='dialogue-gone/{beats[1].instance}'] td.state")
+        assert (await gone.inner_text()).startswith("unknown (stale: last reported open")
+
+        breaker.record_success()
+        await beats[0].beat()
+        await page.reload()
+        assert await live.locator("td.state").inner_text() == "closed"
+    finally:
+        for beat in beats:
+            await beat.stop()
+        await pool.close()
