@@ -28,7 +28,7 @@ from services.gateway.limits import EdgeLimitsMiddleware
 from services.gateway.notifier import AppendNotifier
 from services.gateway.openapi import install_openapi
 from services.gateway.problems import install_http_problem_handler, install_problem_handlers
-from services.gateway.repository import IdempotencyStore
+from services.gateway.repository import IdempotencyStore, KeyRepository
 from services.gateway.routes import routers
 from services.gateway.schemas import NotReady
 from services.gateway.settings import Settings
@@ -67,7 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.limiter = RateLimiter(cfg.gateway_rate_limit_per_second, cfg.gateway_rate_limit_burst)
         app.state.notifier = AppendNotifier(url)
         app.state.notifier.start()
-        purge = asyncio.create_task(_purge_expired_idempotency_keys(app.state.pool))
+        purge = asyncio.create_task(_purge_expired(app.state.pool))
         yield
         purge.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -95,14 +95,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
-async def _purge_expired_idempotency_keys(pool: AsyncConnectionPool, every: float = 600.0) -> None:
-    """Expired keys are replaced on reuse anyway; this keeps the table from growing without bound."""
+async def _purge_expired(pool: AsyncConnectionPool, every: float = 600.0) -> None:
+    """Expired idempotency keys (replaced on reuse anyway) and expired player session tokens are deleted,
+    so neither table grows without bound."""
     while True:
         try:
             async with pool.connection() as conn:
                 await IdempotencyStore(conn).purge_expired()
+                await KeyRepository(conn).purge_expired_sessions()
         except psycopg.Error:
-            logger.warning("purging expired idempotency keys failed; retrying later", exc_info=True)
+            logger.warning("purging expired idempotency keys and sessions failed; will retry", exc_info=True)
         await asyncio.sleep(every)
 
 

@@ -154,6 +154,16 @@ class KeyRepository:
         )
         return await self.get_key(tenant_id, key_id)
 
+    async def purge_expired_sessions(self, limit: int = 1000) -> int:
+        """Delete player session tokens that have expired (they no longer authenticate; nothing lists them
+        once gone). API keys that expired are kept, so their admins still see them."""
+        cur = await self.conn.execute(
+            "DELETE FROM gw_api_keys WHERE ctid IN (SELECT ctid FROM gw_api_keys"
+            " WHERE player_id IS NOT NULL AND expires_at < now() LIMIT %s)",
+            (limit,),
+        )
+        return cur.rowcount
+
     async def find_key(self, secret: str) -> ApiKey | None:
         cur = await self.conn.execute(
             "SELECT key_id, tenant_id, scopes, rate_per_second, burst, worlds, player_id FROM gw_api_keys"
