@@ -7,7 +7,6 @@ ticker does for its own events. So ``npcworld replay --service world_state`` reb
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -16,7 +15,7 @@ from npcworld.contracts import (
     ActionDecided,
     ActionRulesSet,
     ActionStarted,
-    ActionVetoed,
+    ActionValidatorSet,
     ClockChanged,
     Envelope,
     NpcCreated,
@@ -32,21 +31,16 @@ from npcworld.eventstore import UnitOfWork
 from npcworld.fork import world_stream
 from npcworld.projection import Projection
 from npcworld.templates import load_template
+from services.world_state.deps import WorldStateDeps
 from services.world_state.domain import WorldTree, action_started, apply_change, start_action
-from services.world_state.domain.rules import judge
+from services.world_state.domain.rules import judge, ruled
 from services.world_state.repository import TABLES, WorldRepository
-from services.world_state.trees import TreeCache
+from services.world_state.validation import validated
+from services.world_state.validator_store import ValidatorStore
 
 __all__ = ["CONSUMER", "HANDLERS", "PROJECTION", "WorldStateDeps"]
 
 CONSUMER = "world_state"
-
-
-@dataclass(frozen=True)
-class WorldStateDeps:
-    """What the reactions need besides the unit of work."""
-
-    trees: TreeCache
 
 
 # A studio world's clock before its tree says otherwise: the tree's own default step length.
@@ -180,25 +174,22 @@ async def on_action_decided(event: Envelope, uow: UnitOfWork, deps: WorldStateDe
         return
     decided = event.payload
     verdict = judge(await repo.rules(event.tenant_id, event.world_id), event.npc_id, decided)
-    out = []
-    if verdict is not None:  # a studio rule: the action does not take effect as decided
-        rule = verdict.rule
-        instead = verdict.replacement
-        out.append(uow.new_event(ActionVetoed(
-            rule_id=rule.rule_id, reason=rule.reason, description=decided.description,
-            location_path=decided.location_path, replaced_by=instead.description if instead else None,
-        )))
-        if instead is None:
-            await uow.append(f"actions-{event.world_id}", out)
-            return
-        decided = instead
-    started = action_started(npc, start_action(tree, npc, decided))
-    await uow.append(f"actions-{event.world_id}", [*out, uow.new_event(started)])
+    # A studio rule, else the world's validator (asked before this transaction): either may veto or replace.
+    settled = ruled(verdict, decided) if verdict else await validated(event, uow.conn, deps, tree, decided)
+    out = [uow.new_event(e) for e in settled.events]
+    if settled.takes_effect is not None:
+        out.append(uow.new_event(action_started(npc, start_action(tree, npc, settled.takes_effect))))
+    await uow.append(f"actions-{event.world_id}", out)
 
 
 async def apply_action_rules_set(event: Envelope, conn: AsyncConnection[Any]) -> None:
     assert isinstance(event.payload, ActionRulesSet)
     await WorldRepository(conn).save_rules(event.tenant_id, event.world_id, event.payload.rules)
+
+
+async def apply_action_validator_set(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    assert isinstance(event.payload, ActionValidatorSet)
+    await ValidatorStore(conn).save(event.tenant_id, event.world_id, event.payload.validator)
 
 
 PROJECTION = Projection(
@@ -216,6 +207,7 @@ PROJECTION = Projection(
         "WorldTicked": apply_world_ticked,
         "ActionStarted": apply_action_started,
         "ActionRulesSet": apply_action_rules_set,
+        "ActionValidatorSet": apply_action_validator_set,
     },
 )
 HANDLERS: dict[str, Any] = {

@@ -26,7 +26,9 @@ from services.world_state.domain import ClockState, NpcState, NpcView, WorldView
 
 __all__ = ["TABLES", "WorldRepository"]
 
-TABLES = ("ws_worlds", "ws_npcs", "ws_definitions", "ws_objects", "ws_clocks", "ws_rules")
+TABLES = (
+    "ws_worlds", "ws_npcs", "ws_definitions", "ws_objects", "ws_clocks", "ws_rules", "ws_validators",
+)
 
 _NPC_STATE = (
     "SELECT npc_id, location, tile_x, tile_y, route, target, action, emoji, action_end, pending_state,"

@@ -30,6 +30,12 @@ from npcworld.contracts.reflection import (
 )
 from npcworld.contracts.registry import EVENT_TYPES, decode_envelope, envelope_from_dict
 from npcworld.contracts.topics import ALL_TOPICS, DEAD_LETTER, RELAY_MARKER, Topic
+from npcworld.contracts.validation import (
+    ActionAcceptedByDefault,
+    ActionValidator,
+    ActionValidatorSet,
+    ValidatorFailure,
+)
 from npcworld.contracts.world import (
     ActionRule,
     ActionRulesSet,
@@ -57,10 +63,13 @@ __all__ = [
     "DEAD_LETTER",
     "EVENT_TYPES",
     "RELAY_MARKER",
+    "ActionAcceptedByDefault",
     "ActionDecided",
     "ActionRule",
     "ActionRulesSet",
     "ActionStarted",
+    "ActionValidator",
+    "ActionValidatorSet",
     "ActionVetoed",
     "ArenaDef",
     "ClockChanged",
@@ -98,6 +107,7 @@ __all__ = [
     "Topic",
     "TraceContext",
     "UtteranceSpoken",
+    "ValidatorFailure",
     "WorldCreated",
     "WorldDefined",
     "WorldDeleted",

@@ -23,6 +23,7 @@ from npcworld.contracts.memory import MemoriesAccessed, MemoryRecorded
 from npcworld.contracts.perception import ObservationMade, PlacesDiscovered
 from npcworld.contracts.planning import ActionDecided, ConversationRequested, DayPlanned, PlanRevised
 from npcworld.contracts.reflection import ReflectionCompleted, ReflectionFailed, ReflectionTriggered
+from npcworld.contracts.validation import ActionAcceptedByDefault, ActionValidatorSet
 from npcworld.contracts.world import (
     ActionRulesSet,
     ActionStarted,
@@ -57,6 +58,8 @@ EVENT_TYPES: Mapping[str, type[EventPayload]] = {
         WorldTicked,
         ActionRulesSet,
         ActionVetoed,
+        ActionValidatorSet,
+        ActionAcceptedByDefault,
         PlacesDiscovered,
         ActionDecided,
         DayPlanned,

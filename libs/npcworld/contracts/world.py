@@ -240,14 +240,18 @@ class ActionRulesSet(EventPayload):
 
 
 class ActionVetoed(EventPayload):
-    """A decided action broke a rule and did not take effect (``replaced_by``: what the NPC does instead).
-    Caused by the ``ActionDecided``, so the why view shows it with the decision behind it."""
+    """A decided action broke a rule (``rule_id``) or its world's validator vetoed it (``validator_id``;
+    ``failure`` when that was the validator's default, not its answer) and did not take effect
+    (``replaced_by``: what the NPC does instead). Caused by the ``ActionDecided``, so the why view shows it
+    with the decision behind it."""
 
     event_type: ClassVar[str] = "ActionVetoed"
     topic: ClassVar[Topic] = WORLD
 
-    rule_id: str
-    reason: str = ""
+    rule_id: str | None = None
+    validator_id: str | None = None
+    failure: Literal["timeout", "error"] | None = None
+    reason: str = Field(default="", max_length=1000)
     description: str = Field(max_length=1000)
     location_path: str = Field(max_length=400)
     replaced_by: str | None = None

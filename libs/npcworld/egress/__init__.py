@@ -1,5 +1,5 @@
-"""Egress policy of outgoing webhook requests: which receivers are refused, checked when a webhook is
-registered and again, resolved and pinned, on every delivery (see docs/webhooks.md)."""
+"""Egress policy of outgoing webhook and validator requests: which receivers are refused, checked when one
+is registered and again, resolved and pinned, on every request (see docs/webhooks.md); and their signature."""
 
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ from npcworld.egress.policy import (
     url_refusal,
 )
 from npcworld.egress.resolve import Resolver, check_url, checked_addresses, system_resolver
+from npcworld.egress.signing import SIGNATURE_HEADER, signature_header
 from npcworld.egress.transport import PinnedTransport
 
 __all__ = [
+    "SIGNATURE_HEADER",
     "AllowHostsSetting",
     "AllowList",
     "PinnedTransport",
@@ -29,6 +31,7 @@ __all__ = [
     "literal_address",
     "name_refusal",
     "parse_allow_list",
+    "signature_header",
     "system_resolver",
     "url_refusal",
 ]

@@ -608,6 +608,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/worlds/{world_id}/validator": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Validator
+         * @description The world's validator (never its secret); 404 when it has none.
+         */
+        get: operations["get_validator_v1_worlds__world_id__validator_get"];
+        /**
+         * Set Validator
+         * @description Register the world's validator (replacing any other, whose secret stops working); it sees actions
+         *     decided from now on. The receiver must be public, as for webhooks (422 otherwise).
+         */
+        put: operations["set_validator_v1_worlds__world_id__validator_put"];
+        post?: never;
+        /**
+         * Delete Validator
+         * @description Remove the world's validator: actions decided from now on take effect unchecked (rules still apply).
+         */
+        delete: operations["delete_validator_v1_worlds__world_id__validator_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/worlds/{world_id}/webhooks": {
         parameters: {
             query?: never;
@@ -1792,6 +1821,117 @@ export interface components {
             tokens_out: number;
             /** World Id */
             world_id: string;
+        };
+        /** ValidatorCreated */
+        ValidatorCreated: {
+            /**
+             * Deadline Ms
+             * @description how long an answer is waited for
+             * @default 1000
+             */
+            deadline_ms?: number;
+            /**
+             * Event Id
+             * @description the ActionValidatorSet event
+             */
+            event_id: string;
+            /**
+             * Npc Ids
+             * @description empty: every NPC
+             */
+            npc_ids?: string[];
+            /**
+             * On Failure
+             * @description what applies on a timeout, an error or an answer that cannot be used
+             * @default accept
+             * @enum {string}
+             */
+            on_failure?: "accept" | "veto";
+            /**
+             * Places
+             * @description places (or anything inside them); empty: anywhere
+             */
+            places?: string[];
+            /**
+             * Secret
+             * @description HMAC-SHA256 signing secret of the calls; shown only in this response
+             */
+            secret: string;
+            /**
+             * Url
+             * Format: uri
+             */
+            url: string;
+            /** Validator Id */
+            validator_id: string;
+        };
+        /**
+         * ValidatorIn
+         * @description Where decided actions are POSTed, how long an answer is waited for and what applies without one.
+         */
+        ValidatorIn: {
+            /**
+             * Deadline Ms
+             * @description how long an answer is waited for
+             * @default 1000
+             */
+            deadline_ms?: number;
+            /**
+             * Npc Ids
+             * @description empty: every NPC
+             */
+            npc_ids?: string[];
+            /**
+             * On Failure
+             * @description what applies on a timeout, an error or an answer that cannot be used
+             * @default accept
+             * @enum {string}
+             */
+            on_failure?: "accept" | "veto";
+            /**
+             * Places
+             * @description places (or anything inside them); empty: anywhere
+             */
+            places?: string[];
+            /**
+             * Url
+             * Format: uri
+             * @description public http(s) endpoint that answers accept, veto or replace
+             */
+            url: string;
+        };
+        /** ValidatorOut */
+        ValidatorOut: {
+            /**
+             * Deadline Ms
+             * @description how long an answer is waited for
+             * @default 1000
+             */
+            deadline_ms?: number;
+            /**
+             * Npc Ids
+             * @description empty: every NPC
+             */
+            npc_ids?: string[];
+            /**
+             * On Failure
+             * @description what applies on a timeout, an error or an answer that cannot be used
+             * @default accept
+             * @enum {string}
+             */
+            on_failure?: "accept" | "veto";
+            /**
+             * Places
+             * @description places (or anything inside them); empty: anywhere
+             */
+            places?: string[];
+            /**
+             * Url
+             * Format: uri
+             */
+            url: string;
+            /** Validator Id */
+            validator_id: string;
         };
         /** WebhookCreated */
         WebhookCreated: {
@@ -3386,6 +3526,98 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TreeOut"];
                 };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    get_validator_v1_worlds__world_id__validator_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                world_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidatorOut"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    set_validator_v1_worlds__world_id__validator_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                world_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ValidatorIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidatorCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["RequestEntityTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    delete_validator_v1_worlds__world_id__validator_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                world_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

@@ -9,10 +9,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from npcworld.contracts import ActionDecided, ActionRule
+from npcworld.contracts import ActionDecided, ActionRule, ActionVetoed
 from services.world_state.domain.clock import in_focus
+from services.world_state.domain.validation import Settled
 
-__all__ = ["Verdict", "judge"]
+__all__ = ["Verdict", "judge", "ruled"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,16 @@ def judge(rules: Sequence[ActionRule], npc_id: str, action: ActionDecided) -> Ve
             })
             return Verdict(rule, instead)
     return None
+
+
+def ruled(verdict: Verdict, action: ActionDecided) -> Settled:
+    """The veto a rule's verdict on ``action`` records, and the action taken instead (None: none)."""
+    instead = verdict.replacement
+    vetoed = ActionVetoed(
+        rule_id=verdict.rule.rule_id, reason=verdict.rule.reason, description=action.description,
+        location_path=action.location_path, replaced_by=instead.description if instead else None,
+    )
+    return Settled((vetoed,), instead)
 
 
 def _matches(rule: ActionRule, npc_id: str, action: ActionDecided) -> bool:

@@ -31,6 +31,8 @@ from services.world_state import handlers as world_state
 from services.world_state.quiescence import PipelineProbe
 from services.world_state.ticker import Ticker
 from services.world_state.trees import TreeCache
+from services.world_state.validation import PREPARE
+from services.world_state.validator_client import ValidatorClient
 from tests.polling import eventually
 
 T0 = datetime(2023, 2, 13, 8, 0, tzinfo=UTC)
@@ -153,7 +155,10 @@ def sectors(
 
 
 @asynccontextmanager
-async def running_pipeline(pool: AsyncConnectionPool, bootstrap: str) -> AsyncIterator[Pipeline]:
+async def running_pipeline(
+    pool: AsyncConnectionPool, bootstrap: str, validators: ValidatorClient | None = None
+) -> AsyncIterator[Pipeline]:
+    """``validators``: world_state calls worlds' validators with it (before its transactions, as deployed)."""
     suffix = uuid.uuid4().hex[:8]
     ws_name, pc_name = f"world_state-{suffix}", f"perception-{suffix}"
     trees = TreeCache()
@@ -163,11 +168,12 @@ async def running_pipeline(pool: AsyncConnectionPool, bootstrap: str) -> AsyncIt
         ConsumerLoop(
             ws_name,
             world_state.HANDLERS,
-            world_state.WorldStateDeps(trees),
+            world_state.WorldStateDeps(trees, validators),
             pool=pool,
             bootstrap=bootstrap,
             projection=ws_projection,
             policy=policy,
+            prepare=PREPARE,
         ),
         ConsumerLoop(
             pc_name,

@@ -67,6 +67,9 @@ __all__ = [
     "TreeOut",
     "UsageLine",
     "UsageOut",
+    "ValidatorCreated",
+    "ValidatorIn",
+    "ValidatorOut",
     "WebhookCreated",
     "WebhookIn",
     "WebhookOut",
@@ -750,6 +753,46 @@ class UsageOut(BaseModel):
     tokens_in: int
     tokens_out: int
     world_id: str
+
+
+class ValidatorCreated(BaseModel):
+    """ValidatorCreated"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    deadline_ms: int = 1000
+    event_id: str
+    npc_ids: list[str] = Field(default_factory=list)
+    on_failure: Literal["accept", "veto"] = "accept"
+    places: list[str] = Field(default_factory=list)
+    secret: str
+    url: str
+    validator_id: str
+
+
+class ValidatorIn(BaseModel):
+    """Where decided actions are POSTed, how long an answer is waited for and what applies without one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    deadline_ms: int = 1000
+    npc_ids: list[str] = Field(default_factory=list)
+    on_failure: Literal["accept", "veto"] = "accept"
+    places: list[str] = Field(default_factory=list)
+    url: str
+
+
+class ValidatorOut(BaseModel):
+    """ValidatorOut"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    deadline_ms: int = 1000
+    npc_ids: list[str] = Field(default_factory=list)
+    on_failure: Literal["accept", "veto"] = "accept"
+    places: list[str] = Field(default_factory=list)
+    url: str
+    validator_id: str
 
 
 class WebhookCreated(BaseModel):
