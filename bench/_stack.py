@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -124,3 +125,14 @@ def _free_port() -> int:
 
 if __name__ == "__main__":
     _initialise(Path(sys.argv[1]))
+
+
+def unwind_on_term() -> None:
+    """SIGTERM and SIGHUP unwind the bench like Ctrl-C, so the stack it started (in a session of its own,
+    out of reach of the signal) is stopped by its ``with`` block instead of being left running."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupt)

@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 import psycopg
 
-from bench._stack import _free_port
+from bench._stack import _free_port, unwind_on_term
 from bench._town_clients import LoadPlan, check_events, check_replies, drive, summarise
 from bench._town_watch import Backlog, ProcessCpu
 
@@ -246,6 +246,7 @@ def main() -> None:
     parser.add_argument("--keep-logs", action="store_true")
     parser.add_argument("--json", type=Path, default=None, help="also write the report here as JSON")
     args = parser.parse_args()
+    unwind_on_term()
     with Town(args.keep_logs) as town:
         report = asyncio.run(_measure(town, args))
     report["verdict"] = _verdict(report)
