@@ -61,6 +61,10 @@ class Call:
     latency_ms: float
     request: list[dict[str, Any]]
     response: Any
+    parameters: dict[str, Any] = field(default_factory=dict)
+    inputs: dict[str, Any] | None = None  # the template's inputs; None for calls recorded before 0106
+    world_id: str = ""
+    npc_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -121,7 +125,8 @@ def _calls(conn: psycopg.Connection[Any], cause: uuid.UUID, tenant_id: str, npc_
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(
             "SELECT id, prompt_kind, template_version, provider, model, outcome, tokens_in, tokens_out,"
-            " latency_ms, request, response FROM llm_calls WHERE cause_event_id = %s AND tenant_id = %s"
+            " latency_ms, request, response, parameters, inputs, world_id, npc_id"
+            " FROM llm_calls WHERE cause_event_id = %s AND tenant_id = %s"
             " AND (%s::text IS NULL OR npc_id = %s) ORDER BY id",
             (cause, tenant_id, npc_id, npc_id),
         ).fetchall()

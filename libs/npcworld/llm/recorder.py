@@ -63,6 +63,7 @@ def call_record(
         attempts=attempts.attempts,
         error=error,
         cause_event_id=cause.event_id if (cause := current_cause()) else None,
+        inputs=call.inputs.model_dump(mode="json"),
     )
 
 

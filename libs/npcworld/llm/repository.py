@@ -22,8 +22,8 @@ _TENANT_ROW = ""  # llm_budgets.world_id of a tenant's own row
 _INSERT_CALL = """
 INSERT INTO llm_calls (tenant_id, world_id, npc_id, prompt_kind, template_version, request_hash, model,
                        provider, parameters, request, response, response_text, tokens_in, tokens_out,
-                       latency_ms, attempts, outcome, error, cause_event_id)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+                       latency_ms, attempts, outcome, error, cause_event_id, inputs)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 RETURNING id
 """
 _CHARGE = """
@@ -69,6 +69,8 @@ class CallRecord:
     error: str | None = None
     # The event being handled when the call was made (npcworld.cause), None outside any handling.
     cause_event_id: uuid.UUID | None = None
+    # The template's validated inputs (what a re-run renders the prompt from); None: not known.
+    inputs: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,7 @@ def _params(r: CallRecord) -> tuple[Any, ...]:
         r.outcome,
         r.error,
         r.cause_event_id,
+        None if r.inputs is None else Jsonb(r.inputs),
     )
 
 

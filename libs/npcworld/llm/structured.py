@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from npcworld.llm.prompts import PromptTemplate
 
-__all__ = ["InvalidOutputError", "parse_output", "response_format"]
+__all__ = ["InvalidOutputError", "json_object", "parse_output", "response_format"]
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
@@ -20,7 +20,12 @@ class InvalidOutputError(ValueError):
     """The text is not a JSON object that fits the template; the message says why, briefly."""
 
 
-def _json_object(text: str) -> object:
+def json_object(text: str) -> object:
+    """The JSON object in a model's answer (fenced, or with chatter around it).
+
+    Raises:
+        InvalidOutputError: there is none, or it is not valid JSON.
+    """
     body = text.strip()
     if fenced := _FENCE.match(body):
         body = fenced.group(1)
@@ -42,7 +47,7 @@ def parse_output(template: PromptTemplate[Any, Any], inputs: BaseModel, text: st
     Raises:
         InvalidOutputError: not JSON, wrong shape, or fails the template's cross-checks.
     """
-    data = _json_object(text)
+    data = json_object(text)
     try:
         value: BaseModel = template.validate_output(inputs, data)
     except pydantic.ValidationError as exc:
