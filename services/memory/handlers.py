@@ -18,6 +18,7 @@ from npcworld.contracts import (
     PlanRevised,
     ReflectionCompleted,
     UtteranceSpoken,
+    WorldCreated,
 )
 from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
@@ -29,10 +30,11 @@ from services.memory.domain import MemoryDraft, NpcRef, chat_memories, persona_s
 from services.memory.holding import held_in_stepped_worlds, release_held, release_in_chunks
 from services.memory.projection import NoImportanceRater
 from services.memory.recording import is_repeated_observation, record_memories
+from services.memory.repository import AblationRepository
 from services.memory.settings import Settings
 
 __all__ = ["HANDLERS", "build_projection", "on_day_planned", "on_npc_created", "on_observation_made",
-           "on_plan_revised", "on_reflection_completed", "on_world_deleted"]
+           "on_plan_revised", "on_reflection_completed", "on_world_created", "on_world_deleted"]
 __all__ += ["PREPARE", "on_conversation_ended", "on_inner_voice_given", "on_npc_replied", "on_step_released",
             "on_utterance_spoken", "release_steps"]
 
@@ -107,9 +109,18 @@ async def on_reflection_completed(event: Envelope, uow: UnitOfWork, deps: Memory
     await record_memories(uow, deps, stream, drafts, at=event.world_time)
 
 
+async def on_world_created(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+    """An ablated world (evaluation): remember which memory kinds its NPCs never record."""
+    created = event.payload
+    assert isinstance(created, WorldCreated)
+    if created.ablations:
+        await AblationRepository().set(uow.conn, event.tenant_id, event.world_id, created.ablations)
+
+
 async def on_world_deleted(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
     """Drop every memory stream of the deleted world."""
     await deps.repository.delete_world(uow.conn, event.tenant_id, event.world_id)
+    await AblationRepository().delete_world(uow.conn, event.tenant_id, event.world_id)
 
 
 async def _name(uow: UnitOfWork, deps: MemoryDeps, npc: NpcRef) -> str:
@@ -208,6 +219,7 @@ PREPARE = Prepare(frozenset({"StepCompleted", "ClockChanged"}), release_steps)
 HANDLERS: dict[str, Handler] = {
     **{event_type: held_in_stepped_worlds(h) for event_type, h in _RECORDING.items()},
     "NpcCreated": on_npc_created,
+    "WorldCreated": on_world_created,
     "WorldDeleted": on_world_deleted,
     "StepCompleted": on_step_released,
     "ClockChanged": on_step_released,

@@ -17,12 +17,14 @@ from services.memory.domain import (
     MemoryDraft,
     NpcStream,
     RatingContext,
+    ablated_kinds,
     clamp_importance,
     is_duplicate,
     memory_stream_id,
     state_key,
 )
 from services.memory.gathering import DraftCollector
+from services.memory.repository import AblationRepository
 
 __all__ = ["is_repeated_observation", "record_memories"]
 
@@ -46,6 +48,9 @@ async def record_memories(
         EmbeddingSpaceMismatchError: the stream's vectors come from another embedding model.
         TransientError: the importance rater returned a different number of ratings than asked.
     """
+    if drafts:  # an ablated world (WorldCreated.ablations) records no memory of the ablated kinds
+        dropped = await _ablated(uow, stream)
+        drafts = [d for d in drafts if d.kind not in dropped]
     if not drafts:
         return []
     space = EmbeddingSpace.of(deps.embedder)
@@ -95,6 +100,11 @@ async def record_memories(
     ]
     await uow.append(memory_stream_id(stream.npc), events)
     return events
+
+
+async def _ablated(uow: UnitOfWork, stream: NpcStream) -> frozenset[str]:
+    kinds = await AblationRepository().kinds(uow.conn, stream.npc.tenant_id, stream.npc.world_id)
+    return ablated_kinds(kinds) if kinds else frozenset()
 
 
 def _recorded(m: Memory, space: EmbeddingSpace, importance_model: str) -> MemoryRecorded:

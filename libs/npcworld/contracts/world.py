@@ -12,6 +12,7 @@ from npcworld.contracts.planning import ObjectStateChange
 from npcworld.contracts.topics import WORLD, Topic
 
 __all__ = [
+    "Ablation",
     "ActionStarted",
     "ArenaDef",
     "ClockChanged",
@@ -31,8 +32,15 @@ __all__ = [
 ]
 
 
+Ablation = Literal["observation", "reflection", "planning"]
+
+
 class WorldCreated(EventPayload):
-    """A world came into being, empty or from a template."""
+    """A world came into being, empty or from a template.
+
+    ``ablations`` (evaluation only: the paper's ablated architectures) names memory its NPCs never record:
+    ``observation`` (what they perceive and hear), ``reflection`` (reflection insights), ``planning`` (plans).
+    """
 
     event_type: ClassVar[str] = "WorldCreated"
     topic: ClassVar[Topic] = WORLD
@@ -40,6 +48,9 @@ class WorldCreated(EventPayload):
     name: str = Field(min_length=1, max_length=200)
     template: str | None = None
     start_time: datetime
+    ablations: tuple[Ablation, ...] = Field(
+        default=(), description="memory the NPCs never record (evaluation): observation, reflection, planning"
+    )
 
 
 class WorldForked(EventPayload):

@@ -1,5 +1,6 @@
 """Pure memory-stream logic: the memory object, retrieval scoring, duplicate suppression and seeds."""
 
+from services.memory.domain.ablations import ablated_kinds
 from services.memory.domain.chat import chat_memories
 from services.memory.domain.importance import (
     ImportanceRater,
@@ -43,6 +44,7 @@ __all__ = [
     "RetrievalWeights",
     "ScoredMemory",
     "StreamStats",
+    "ablated_kinds",
     "access_stream_id",
     "chat_memories",
     "clamp_importance",
