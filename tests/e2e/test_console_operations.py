@@ -4,6 +4,7 @@ a recorded decision as a dry run."""
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 
@@ -14,7 +15,14 @@ from playwright.async_api import Browser
 from npcworld.db import open_pool
 from npcworld.llm import CircuitBreaker
 from npcworld.messaging.heartbeat import Heartbeat
-from tests.e2e.test_console import Console, browser, console, load_start, signed_in
+from tests.e2e.test_console import (
+    Console,
+    _npc_with_a_reasoned_decision,
+    browser,
+    console,
+    load_start,
+    signed_in,
+)
 
 pytestmark = pytest.mark.integration
 __all__ = ["browser", "console"]  # the module-scoped fixtures, shared with test_console's town
@@ -100,3 +108,51 @@ async def test_each_process_shows_its_model_provider_breaker(browser: Browser, c
         for beat in beats:
             await beat.stop()
         await pool.close()
+
+
+def _written(console: Console) -> tuple[int, ...]:
+    """What a dry run must leave alone: the town's events, retrievals, model calls and budget use."""
+    return tuple(int(console.sql(query, console.town.tenant_id)[0][0] or 0) for query in (
+        "SELECT count(*) FROM events WHERE tenant_id = %s AND world_id = 'replay-town'",
+        "SELECT count(*) FROM events WHERE tenant_id = %s AND type = 'MemoriesAccessed'",
+        "SELECT count(*) FROM llm_calls WHERE tenant_id = %s",
+        "SELECT sum(used_tokens) FROM llm_budgets WHERE tenant_id = %s",
+    ))
+
+
+async def test_a_decision_is_re_run_as_a_dry_run_that_writes_nothing(
+    browser: Browser, console: Console
+) -> None:
+    _, decision = await _npc_with_a_reasoned_decision(console)
+    viewer = await signed_in(browser, console, console.reader)
+    await viewer.goto(f"{console.url}/console/why/{decision}")
+    assert await viewer.locator("form.rerun").count() == 0  # looking needs read; re-running admin
+    call_id = (await viewer.locator(".call").first.get_attribute("id") or "").removeprefix("call-")
+    refused = await viewer.request.post(f"{console.url}/console/why/{decision}/calls/{call_id}/rerun",
+                                        form={"csrf": "forged", "model": "npcworld-offline-1"})
+    assert refused.status == 403
+
+    page = await signed_in(browser, console, console.admin)
+    await page.goto(f"{console.url}/console/why/{decision}")
+    before = _written(console)
+    recorded = await page.locator(".call").first.locator("pre.answer").inner_text()
+    token = await page.locator("form.rerun input[name=csrf]").first.get_attribute("value") or ""
+    await page.locator(".call").first.locator("button.rerun-button").click()
+    await page.wait_for_selector("#rerun")
+    assert await page.inner_text("#verdict") == "The same answer."  # the offline provider is deterministic
+    old, new = page.locator("#rerun .side").nth(0), page.locator("#rerun .side").nth(1)
+    assert "offline / npcworld-offline-1" in await new.locator(".model").inner_text()
+    assert await new.locator(".tokens").inner_text() == "0 in + 0 out"
+    answer = await new.locator("pre.answer").inner_text()
+    assert answer == await old.locator("pre.answer").inner_text()
+    assert json.loads(answer) == json.loads(recorded)
+    assert await page.locator("#same-prompt").count() == 1
+    assert _written(console) == before  # no event, retrieval, call record or token charge
+
+    forged = await page.request.post(f"{console.url}/console/why/{decision}/calls/{call_id}/rerun",
+                                     form={"csrf": "not-the-token", "model": "npcworld-offline-1"})
+    assert forged.status == 403
+    live = await page.request.post(  # this town has no live model: asking for one is refused, not faked
+        f"{console.url}/console/why/{decision}/calls/{call_id}/rerun",
+        form={"csrf": token, "model": "other", "other_model": "gpt-4o"})
+    assert live.status == 422 and "only the offline provider" in await live.text()

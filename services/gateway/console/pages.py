@@ -18,7 +18,7 @@ from npcworld.errors import NpcworldError
 from npcworld.eventlog import explain, memories_from_log
 from npcworld.eventstore import EventFilter
 from npcworld.memory_client import RetrievalRequest, RetrievedView
-from services.gateway.console import fork_view, reads
+from services.gateway.console import fork_view, reads, rerun_view
 from services.gateway.console.replay import state_at, tree_of
 from services.gateway.console.session import COOKIE, LIFETIME_S, valid_csrf
 from services.gateway.console.web import HERE as _HERE
@@ -38,6 +38,7 @@ __all__ = ["router"]
 router = APIRouter(prefix="/console", include_in_schema=False)
 _STATIC = {"console.css": "text/css", "console.js": "text/javascript"}
 router.include_router(fork_view.router)
+router.include_router(rerun_view.router)
 
 
 @router.get("/static/{name}")
@@ -173,7 +174,8 @@ async def why(request: Request, event_id: str) -> Response:
     if x is None or not key.grant.reaches(x.event.world_id):
         return _page(request, "denied.html", key, status=404, reason=f"no event {event_id}")
     names = (await _read(request, reads.world, key.tenant_id, x.event.world_id)).names
-    return _page(request, "why.html", key, x=x, names=names)
+    return _page(request, "why.html", key, x=x, names=names, admin=key.grant.allows("admin"),
+                 rerun=rerun_view.options(request))
 
 
 @router.get("/ops")
