@@ -12,13 +12,19 @@ The relay sends each event's lane as the ``lane`` Kafka header; the consumer loo
 interactive events first, then the world's, and works ingest events off in small chunks while nothing
 else waits (``npcworld.messaging.lanes``). A stepped clock waits only for the world lane (and what it has
 stored before its step began of the world's own), so steady player traffic never holds a clock back.
+For the same reason a handler does not hold player traffic for a stepped world's step end (memory's held
+writes, dialogue's queued conversations): ``is_player_traffic`` tells it what the loop is handling.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Literal
 
-__all__ = ["LANES", "Lane", "lane_of_root_sql", "player_traffic_sql", "rank"]
+__all__ = ["LANES", "Lane", "handling_lane", "is_player_traffic", "lane_of_root_sql", "player_traffic_sql",
+           "rank"]
 
 Lane = Literal["interactive", "world", "ingest"]
 LANES: tuple[Lane, ...] = ("interactive", "world", "ingest")  # in the order a consumer takes them
@@ -46,3 +52,21 @@ def player_traffic_sql(event: str) -> str:
 def rank(lane: str | None) -> int:
     """The order a consumer takes a lane in (unknown or missing: the world's)."""
     return _RANKS.get(lane or "world", _RANKS["world"])
+
+
+_current: ContextVar[str | None] = ContextVar("npcworld_lane", default=None)
+
+
+@contextlib.contextmanager
+def handling_lane(lane: str | None) -> Iterator[None]:
+    """The consumer loop handles an event of ``lane`` (None: unknown, taken as the world's) meanwhile."""
+    token = _current.set(lane)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def is_player_traffic() -> bool:
+    """Whether the event being handled belongs to player traffic (False outside the loop, or unknown)."""
+    return rank(_current.get()) != rank("world")

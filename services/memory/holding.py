@@ -29,6 +29,7 @@ from psycopg_pool import AsyncConnectionPool
 from npcworld.cause import handling
 from npcworld.contracts import ClockChanged, Envelope, StepCompleted
 from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.lanes import is_player_traffic
 from npcworld.stepping import steps
 from services.memory.batching import prefetch_embeddings
 from services.memory.deps import MemoryDeps
@@ -45,10 +46,12 @@ BUDGET_SECONDS = 0.5  # a chunk's transaction commits once it has been open this
 
 
 def held_in_stepped_worlds(handler: Handler) -> Handler:
-    """``handler`` as is in other worlds; in a stepped world the event waits for the step's end."""
+    """``handler`` as is in other worlds; in a stepped world the event waits for the step's end, unless it
+    is player traffic (``npcworld.lanes``): a step never waits for that, so it is written at once."""
 
     async def hold_or_handle(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
-        if await deps.repository.is_stepped(uow.conn, event.tenant_id, event.world_id):
+        if not is_player_traffic() and await deps.repository.is_stepped(uow.conn, event.tenant_id,
+                                                                         event.world_id):
             await deps.repository.hold(uow.conn, event)
         else:
             await handler(event, uow, deps)

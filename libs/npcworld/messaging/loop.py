@@ -19,10 +19,11 @@ from npcworld.cause import handling
 from npcworld.contracts import EVENT_TYPES, Envelope, decode_envelope
 from npcworld.errors import PermanentError
 from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.lanes import handling_lane
 from npcworld.messaging.dead_letter import DeadLetterer
 from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import make_consumer, make_producer
-from npcworld.messaging.lanes import LaneQueue
+from npcworld.messaging.lanes import LaneQueue, lane_of
 from npcworld.messaging.ordering import in_store_order
 from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
 from npcworld.messaging.record import KafkaRecord
@@ -299,7 +300,7 @@ class ConsumerLoop(Generic[D]):
                 continue
             pending.discard(envelope.event_id)
             started = time.perf_counter()
-            with self._span(record, envelope):
+            with self._span(record, envelope), handling_lane(lane_of(record)):
                 await self._apply(conn, envelope)
             instruments().events_handled.add(1, labels)
             instruments().handler_duration.record(time.perf_counter() - started, labels)
@@ -365,7 +366,8 @@ class ConsumerLoop(Generic[D]):
                     if cur.rowcount == 0:
                         instruments().events_skipped.add(1, labels)
                         return
-                    await self._apply(conn, envelope)
+                    with handling_lane(lane_of(record)):
+                        await self._apply(conn, envelope)
                 instruments().events_handled.add(1, labels)
                 instruments().handler_duration.record(time.perf_counter() - started, labels)
                 return

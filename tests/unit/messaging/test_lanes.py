@@ -6,7 +6,7 @@ from __future__ import annotations
 from aiokafka import TopicPartition
 from aiokafka.structs import ConsumerRecord
 
-from npcworld.lanes import rank
+from npcworld.lanes import handling_lane, is_player_traffic, rank
 from npcworld.messaging.lanes import LaneQueue
 
 Record = ConsumerRecord[bytes, bytes]
@@ -73,3 +73,11 @@ def test_a_redelivered_record_is_not_queued_twice_and_a_lost_partition_is_forgot
     assert queue.take(500) == first[1:]
     queue.add({P0: first[:1]})  # assigned again later: taken again (processed_events skips it if handled)
     assert len(queue) == 2
+
+
+def test_handlers_know_whether_they_handle_player_traffic() -> None:
+    assert not is_player_traffic()  # outside the loop: the world's
+    for lane, player in (("ingest", True), ("interactive", True), ("world", False), (None, False)):
+        with handling_lane(lane):
+            assert is_player_traffic() is player
+    assert not is_player_traffic()
