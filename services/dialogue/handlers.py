@@ -26,6 +26,7 @@ from npcworld.contracts import (
 from npcworld.contracts.planning import ConversationRequested
 from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
+from npcworld.lanes import is_player_traffic
 from npcworld.messaging import Prepare
 from npcworld.stepping import steps
 from services.dialogue.conversations import (
@@ -74,11 +75,13 @@ async def on_conversation_requested(event: Envelope, uow: UnitOfWork, deps: Dial
     """A reaction decided to talk: open the conversation (unless busy or cooling down) and speak first.
 
     In a stepped world the request waits for the next tick (``on_world_ticked``), where all of a step's
-    requests are resolved in a fixed order; elsewhere it is resolved at once."""
+    requests are resolved in a fixed order; elsewhere, and for player traffic (which no step waits for:
+    ``npcworld.lanes``), it is resolved at once."""
     request = event.payload
     assert isinstance(request, ConversationRequested)
     npc = _npc(event)
-    if await deps.repository.is_stepped(uow.conn, event.tenant_id, event.world_id):
+    stepped = await deps.repository.is_stepped(uow.conn, event.tenant_id, event.world_id)
+    if stepped and not is_player_traffic():
         await deps.repository.queue_request(
             uow.conn, event.event_id, event.tenant_id, event.world_id, event.world_time, npc,
             request.target_npc_id, event.to_json().decode(),
