@@ -7,11 +7,11 @@ CREATE TABLE ws_validators (
     PRIMARY KEY (tenant_id, world_id)
 );
 
--- Validator signing secrets, kept out of the event log: written by the gateway when a validator is
--- registered (shown to the studio once), read by world-state to sign its calls. A fork's copy of the
--- registration names the same validator, so it finds the same secret.
-CREATE TABLE validator_secrets (
-    validator_id text        PRIMARY KEY,
+-- Signing secrets of outgoing calls, kept out of the event log (npcworld.egress.secrets): the gateway
+-- stores a validator's when it is registered (shown to the studio once), world-state reads it to sign its
+-- calls. A fork's copy of the registration names the same validator, so it finds the same secret.
+CREATE TABLE egress_secrets (
+    owner_id     text        PRIMARY KEY,
     tenant_id    text        NOT NULL,
     secret       text        NOT NULL,
     created_at   timestamptz NOT NULL DEFAULT now()

@@ -1,4 +1,4 @@
-"""SQL of the world's validator: the folded registration (``ws_validators``) and its signing secret."""
+"""SQL of the world's validator: the folded registration (``ws_validators``), and its signing secret."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 
 from npcworld.contracts import ActionValidator
+from npcworld.egress import find_secret
 
 __all__ = ["ValidatorStore"]
 
@@ -40,9 +41,5 @@ class ValidatorStore:
         return ActionValidator.model_validate(row[0]) if row else None
 
     async def secret(self, tenant_id: str, validator_id: str) -> str | None:
-        cur = await self.conn.execute(
-            "SELECT secret FROM validator_secrets WHERE tenant_id = %s AND validator_id = %s",
-            (tenant_id, validator_id),
-        )
-        row = await cur.fetchone()
-        return str(row[0]) if row else None
+        """The validator's signing secret (kept by the library, apart from the log)."""
+        return await find_secret(self.conn, tenant_id, validator_id)

@@ -17,10 +17,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 _SQL = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE|EXISTS)\s+([a-z_][a-z0-9_]*)", re.IGNORECASE)
 
-# Tables of the shared core (event store, outbox, consumer bookkeeping, LLM records): the library's.
+# Tables of the shared core (event store, outbox, consumer bookkeeping, LLM records, signing secrets of
+# outgoing calls): the library's.
 LIBRARY = frozenset({
     "events", "outbox", "relay_state", "processed_events", "dead_letters", "consumer_heartbeats",
-    "broker_generations", "llm_calls", "llm_budgets", "schema_migrations", "held_work",
+    "broker_generations", "llm_calls", "llm_budgets", "schema_migrations", "held_work", "egress_secrets",
 })
 _BY_PREFIX = {
     "ws_": "world_state", "pc_": "perception", "memory_": "memory", "memories": "memory",

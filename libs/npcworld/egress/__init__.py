@@ -16,6 +16,7 @@ from npcworld.egress.policy import (
     url_refusal,
 )
 from npcworld.egress.resolve import Resolver, check_url, checked_addresses, system_resolver
+from npcworld.egress.secrets import find_secret, new_secret, store_secret
 from npcworld.egress.signing import SIGNATURE_HEADER, signature_header
 from npcworld.egress.transport import PinnedTransport
 
@@ -28,10 +29,13 @@ __all__ = [
     "address_refusal",
     "check_url",
     "checked_addresses",
+    "find_secret",
     "literal_address",
     "name_refusal",
+    "new_secret",
     "parse_allow_list",
     "signature_header",
+    "store_secret",
     "system_resolver",
     "url_refusal",
 ]

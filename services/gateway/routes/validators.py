@@ -1,8 +1,9 @@
 """Validator routes: a studio's webhook that sees each decided action of a world before it takes effect.
 
 ``PUT`` registers the world's validator (replacing any other) as one ``ActionValidatorSet`` event and keeps
-its signing secret apart from the event log (``validator_secrets``), shown once in the answer; world-state
-POSTs every decided action the validator applies to, signed, within its deadline (docs/studio-controls.md).
+its signing secret apart from the event log (``npcworld.egress.secrets``), shown once in the answer;
+world-state POSTs every decided action the validator applies to, signed, within its deadline
+(docs/studio-controls.md).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from psycopg import AsyncConnection
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
 
 from npcworld.contracts import ActionValidator, ActionValidatorSet
-from npcworld.egress import check_url
+from npcworld.egress import check_url, new_secret, store_secret
 from npcworld.errors import EgressRefusedError, NotFoundError, ValidationError
 from npcworld.eventstore import EventStore, UnitOfWork
 from services.gateway.deps import Reader, Writer, live_world
@@ -64,13 +65,10 @@ async def set_validator(world_id: str, body: ValidatorIn, key: Writer, request: 
     validator = ActionValidator(validator_id=f"val_{secrets.token_hex(8)}", url=str(body.url),
                                 deadline_ms=body.deadline_ms, on_failure=body.on_failure,
                                 npc_ids=tuple(body.npc_ids), places=tuple(body.places))
-    secret = f"vsec_{secrets.token_urlsafe(32)}"
+    secret = new_secret("vsec")
     async with request.app.state.pool.connection() as conn, conn.transaction():
         event_id = await _store(conn, key.tenant_id, world_id, ActionValidatorSet(validator=validator))
-        await conn.execute(
-            "INSERT INTO validator_secrets (validator_id, tenant_id, secret) VALUES (%s, %s, %s)",
-            (validator.validator_id, key.tenant_id, secret),
-        )
+        await store_secret(conn, key.tenant_id, validator.validator_id, secret)
     return ValidatorCreated(**validator.model_dump(), secret=secret, event_id=event_id)
 
 

@@ -25,7 +25,7 @@ from npcworld.contracts import (
     Envelope,
     NpcCreated,
 )
-from npcworld.egress import parse_allow_list
+from npcworld.egress import parse_allow_list, store_secret
 from services.webhooks.domain import verify
 from services.world_state.validator_client import ValidatorClient
 from tests.infra import BrokerForTests
@@ -56,10 +56,7 @@ async def _register(p: Pipeline, url: str, on_failure: str) -> str:
         {"validator_id": validator_id, "url": url, "deadline_ms": 300, "on_failure": on_failure}
     )
     async with p.pool.connection() as conn:
-        await conn.execute(
-            "INSERT INTO validator_secrets (validator_id, tenant_id, secret) VALUES (%s, %s, %s)",
-            (validator_id, p.tenant_id, SECRET),
-        )
+        await store_secret(conn, p.tenant_id, validator_id, SECRET)
     await p.digested(await p.append(f"validator-{p.world_id}", [ActionValidatorSet(validator=v)]))
     return validator_id
 
