@@ -3,16 +3,20 @@
 Builds a world of ``--npcs`` NPCs (default 1,000) on the demo template's map with ``--events`` events (default
 1,000,000) in a fresh embedded PostgreSQL: per NPC and world step a move and an action, and the memories,
 retrievals, decisions, plans, talk and relationships an NPC's day brings, with a model call per decision
-(written straight into the event store, as the services would have appended them). Then it starts a gateway
-on it, signs in to the console and requests every page ``--repeat`` times, reporting the server time the
-gateway measured (the ``Server-Timing`` header: from the request reaching the console's handler to the page
-rendered) and the time the client saw, median and worst.
+(written straight into the event store, as the services would have appended them), and a fork of it at its
+middle world time (the history copied, then the fork's own events, which differ from the tenth minute). Then
+it starts a gateway on it, signs in to the console and requests every page ``--repeat`` times (and re-runs a
+decision as a dry run with the offline provider), reporting the server time the gateway measured (the
+``Server-Timing`` header: from the request reaching the console's handler to the page rendered) and the time
+the client saw, median and worst.
 """
 
 from __future__ import annotations
 
 import argparse
+import html
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -32,8 +36,9 @@ _MIX = ("NpcsMoved", "ActionStarted", "ActionDecided", "ObservationMade", "Memor
         "MemoriesAccessed", "UtteranceSpoken", "RelationshipChanged", "WorldTicked", "PlanRevised")
 
 
-def build(url: str, npcs: int, events: int) -> tuple[str, str]:
-    """The world, its tenant and an API key; returns (key, an ActionDecided event id with a full why)."""
+def build(url: str, npcs: int, events: int, fork: bool = True) -> tuple[str, str]:
+    """The world (and with ``fork`` its fork), its tenant and an API key; returns (key, an ActionDecided
+    event id with a full why)."""
     import asyncio
 
     from services.gateway.repository import GatewayRepository
@@ -49,8 +54,10 @@ def build(url: str, npcs: int, events: int) -> tuple[str, str]:
         conn.execute(_WORLD_SQL, {"t": tenant_id, "w": WORLD, "n": npcs})
         conn.execute(_EVENTS_SQL, {"t": tenant_id, "w": WORLD, "n": npcs, "steps": steps})
         conn.execute(_CALLS_SQL, {"t": tenant_id, "w": WORLD})
-        conn.execute("INSERT INTO consumer_heartbeats (consumer, types) SELECT s, ARRAY['ObservationMade',"
-                     " 'WorldTicked', 'NpcsMoved'] FROM unnest(ARRAY['memory', 'planning', 'perception']) s")
+        if fork:
+            conn.execute(_FORK_SQL, {"t": tenant_id, "w": WORLD, "f": FORK})
+            conn.execute(_FORKED_SQL, {"t": tenant_id, "w": WORLD, "f": FORK})
+        conn.execute(_HEARTBEATS_SQL)
         conn.execute("VACUUM ANALYZE events")
         why = conn.execute("SELECT event_id::text FROM events WHERE type = 'ActionDecided'"
                            " AND npc_id = 'npc-1' ORDER BY seq DESC LIMIT 1").fetchone()
@@ -135,17 +142,59 @@ _CALLS_SQL = """
 INSERT INTO llm_calls (tenant_id, world_id, npc_id, prompt_kind, template_version, request_hash, model,
     provider,
                        parameters, request, response, outcome, cause_event_id, tokens_in, tokens_out,
-                           latency_ms)
-SELECT %(t)s, %(w)s, npc_id, 'plan_actions', 1, 'h', 'npcworld-offline-1', 'offline', '{}',
-       '[{"role": "user", "content": "What next?"}]', '{"actions": []}', 'ok', causation_id, 120, 40, 3.5
+                           latency_ms, inputs)
+SELECT %(t)s, %(w)s, npc_id, 'reflection_questions', 1, 'h', 'npcworld-offline-1', 'offline', '{}',
+       '[{"role": "user", "content": "What next?"}]',
+       '{"questions": ["What next?", "Who is at the cafe?", "Why coffee?"]}', 'ok', causation_id, 120, 40,
+       3.5,
+       jsonb_build_object('npc_name', npc_id, 'memories', jsonb_build_array(
+         jsonb_build_object('id', 'm1', 'description', 'served coffee at the cafe', 'importance', 3),
+         jsonb_build_object('id', 'm2', 'description', 'a customer asked about the party', 'importance', 6)))
 FROM events WHERE tenant_id = %(t)s AND type = 'ActionDecided'
+"""
+
+_HEARTBEATS_SQL = """
+INSERT INTO consumer_heartbeats (consumer, types, llm_breakers)
+SELECT s, ARRAY['ObservationMade', 'WorldTicked', 'NpcsMoved'], jsonb_build_array(jsonb_build_object(
+       'provider', 'openai', 'state', 'open', 'since', now(), 'failures', 5, 'last_failure_at', now(),
+       'last_failure', 'HTTP 503'))
+FROM unnest(ARRAY['memory', 'planning', 'perception']) s
+"""
+FORK = "big-fork"
+# The fork of the big world at its middle: its history up to then copied (as fork_world copies it), then its
+# own events, the source's own later ones with what the NPCs do changed from the fork's tenth minute on.
+_FORK_SQL = """
+WITH at AS (SELECT min(world_time) + (max(world_time) - min(world_time)) / 2 AS at FROM events
+             WHERE tenant_id = %(t)s AND world_id = %(w)s)
+INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id,
+                    world_time, recorded_at, causation_id, correlation_id, forked_from, payload)
+SELECT gen_random_uuid(), CASE WHEN stream_id = %(t)s || '/world-' || %(w)s THEN %(t)s || '/world-' || %(f)s
+       ELSE %(f)s || ':' || stream_id || CASE WHEN world_time > at THEN '-own' ELSE '' END END,
+       version, type, schema_version, tenant_id, %(f)s, npc_id, world_time, now(),
+       CASE WHEN world_time <= at THEN event_id END, correlation_id,
+       CASE WHEN world_time <= at THEN event_id END,
+       CASE WHEN world_time > at + interval '10 minutes' AND type = 'ActionStarted'
+            THEN jsonb_set(payload, '{description}', '"reading in the park"')
+            WHEN type = 'NpcsMoved' THEN replace(payload::text, %(w)s || ':', %(f)s || ':')::jsonb
+            ELSE payload END
+FROM events, at WHERE tenant_id = %(t)s AND world_id = %(w)s ORDER BY seq
+"""
+_FORKED_SQL = """
+INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id, world_time,
+                    recorded_at, correlation_id, payload)
+SELECT gen_random_uuid(), %(t)s || '/world-' || %(f)s, max(version) + 1, 'WorldForked', 1, %(t)s, %(f)s,
+       (SELECT max(world_time) FROM events WHERE world_id = %(f)s AND forked_from IS NOT NULL), now(),
+       gen_random_uuid(), jsonb_build_object('source_world_id', %(w)s, 'at_world_time',
+         (SELECT max(world_time) FROM events WHERE world_id = %(f)s AND forked_from IS NOT NULL),
+         'copied_events', (SELECT count(*) FROM events WHERE world_id = %(f)s AND forked_from IS NOT NULL))
+FROM events WHERE stream_id = %(t)s || '/world-' || %(f)s
 """
 
 
 def measure(
     url: str, key: str, why: str, repeat: int, npc: str
 ) -> dict[str, tuple[float, float, float, float]]:
-    pages = {
+    pages: dict[str, str | tuple[str, dict[str, str]]] = {
         "worlds": "/console/worlds",
         "world view (last 2 world hours)": f"/console/worlds/{WORLD}",
         "NPC inspector": f"/console/worlds/{WORLD}/npcs/{npc}",
@@ -153,22 +202,42 @@ def measure(
         "operations": "/console/ops",
         "event log (world)": f"/console/events?world={WORLD}",
         "event log (one NPC, one type)": f"/console/events?world={WORLD}&npc=npc-7&type=ActionDecided",
+        "fork beside its source": f"/console/worlds/{FORK}/fork-diff",
+        "fork beside its source (NPC, type)": f"/console/worlds/{FORK}/fork-diff?npc=npc-7"
+                                              "&type=ActionStarted",
     }
     out = {}
     with httpx.Client(base_url=url, timeout=60) as client:
         assert client.post("/console/login", data={"api_key": key}).status_code == 303
-        for name, path in pages.items():
-            server, wall = [], []
-            for _ in range(repeat + 1):
-                started = time.perf_counter()
-                response = client.get(path)
-                took = (time.perf_counter() - started) * 1000
-                assert response.status_code == 200, (path, response.status_code)
-                server.append(float(response.headers["server-timing"].split("dur=")[1]))
-                wall.append(took)
-            server, wall = server[1:], wall[1:]  # the first request warms the templates and plans
-            out[name] = (statistics.median(server), max(server), statistics.median(wall), max(wall))
+        first = client.get(f"/console/worlds/{FORK}/fork-diff").text
+        following = re.search(r'id="next" href="\?([^"]+)"', first)
+        assert following is not None, "the fork comparison has no second page"
+        pages["fork beside its source (page 2)"] = (f"/console/worlds/{FORK}/fork-diff?"
+                                                    f"{html.unescape(following[1])}")
+        shown = client.get(f"/console/why/{why}").text
+        token, call = re.search(r'name="csrf" value="([^"]+)"', shown), re.search(r'id="call-(\d+)"', shown)
+        assert token is not None and call is not None, "the why page offers no re-run"
+        pages["re-run a decision (offline, dry run)"] = (
+            f"/console/why/{why}/calls/{call[1]}/rerun", {"csrf": token[1], "model": "npcworld-offline-1"})
+        for name, target in pages.items():
+            out[name] = _timed(client, target, repeat)
     return out
+
+
+def _timed(
+    client: httpx.Client, target: str | tuple[str, dict[str, str]], repeat: int
+) -> tuple[float, float, float, float]:
+    """Server time (median, max) and client time (median, max) of ``repeat`` requests after a warm-up."""
+    server, wall = [], []
+    for _ in range(repeat + 1):
+        started = time.perf_counter()
+        response = client.get(target) if isinstance(target, str) else client.post(target[0], data=target[1])
+        took = (time.perf_counter() - started) * 1000
+        assert response.status_code == 200, (target, response.status_code)
+        server.append(float(response.headers["server-timing"].split("dur=")[1]))
+        wall.append(took)
+    server, wall = server[1:], wall[1:]  # the first request warms the templates and plans
+    return statistics.median(server), max(server), statistics.median(wall), max(wall)
 
 
 def main() -> None:

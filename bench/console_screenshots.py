@@ -3,7 +3,8 @@
 Without ``--url`` it runs ``npcworld run`` (the embedded stack and the 25-NPC demo town) in a temporary
 home, signs in with the demo key once the town has acted for ``--wait`` seconds, and saves a PNG of the
 sign-in page, the world view (now, and scrubbed back), an NPC's inspector, the why view of one of its
-decisions, the operations page and the event log; then stops the run. With ``--url URL --key KEY
+decisions and a dry-run re-run of its first model call, the operations page, the event log, and a fork of
+the town made halfway through the window beside the town; then stops the run. With ``--url URL --key KEY
 --world W`` it uses a running gateway instead. Needs Debian's chromium (``/usr/bin/chromium``).
 """
 
@@ -17,8 +18,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 from playwright.sync_api import Page, sync_playwright
 
 from launcher.demo import DEMO_WORLD
@@ -68,12 +71,29 @@ def shoot(url: str, key: str, world: str, npc: str | None, out: Path) -> list[Pa
         why = (revised if revised.count() else page.locator("#decisions a.why")).first.get_attribute("href")
         page.goto(f"{url}{why}")
         save("why")
+        if page.locator("button.rerun-button").count():  # the key has admin: re-run the first call
+            page.locator("button.rerun-button").first.click()
+            page.wait_for_selector("#rerun")
+            save("rerun")
+        _fork(url, key, world, int(low + (high - low) * 0.5))
+        page.goto(f"{url}/console/worlds/{world}-fork/fork-diff")
+        save("fork")
         page.goto(f"{url}/console/ops")
         save("ops")
         page.goto(f"{url}/console/events?world={world}")
         save("events", full=False)
         browser.close()
     return saved
+
+
+def _fork(url: str, key: str, world: str, at_ms: int) -> None:
+    """Fork the world at ``at_ms`` (epoch milliseconds) into ``<world>-fork`` and give it time to act."""
+    at = datetime.fromtimestamp(at_ms / 1000, UTC).isoformat()
+    response = httpx.post(f"{url}/v1/worlds/{world}/fork", headers={"Authorization": f"Bearer {key}"},
+                          json={"at": at, "new_world_id": f"{world}-fork"}, timeout=60)
+    if response.status_code not in (201, 409):  # 409: forked by an earlier run against this gateway
+        raise SystemExit(f"fork failed: {response.status_code} {response.text}")
+    time.sleep(10)
 
 
 def _demo(home: Path, wait: float) -> tuple[subprocess.Popen[str], str, str]:
