@@ -18,6 +18,7 @@ from npcworld.contracts import Envelope, NpcCreated, ObservationMade, StepComple
 from npcworld.embeddings import PrefetchingEmbedder
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.eventstore.store import stored_stream_id
+from npcworld.lanes import handling_lane
 from npcworld.outbox import OutboxRelay
 from services.memory.batching import MemoryConsumerLoop
 from services.memory.deps import MemoryDeps
@@ -193,6 +194,24 @@ async def test_writes_stored_after_the_step_completed_wait_for_the_next_step(
     await release_steps([following], deps, pool)
     await handle(pool, following, deps)
     assert [d for d, _ in await _recorded(pool, refs)] == [*_fixed_order(refs, 2), "a late lantern"]
+
+
+async def test_player_traffic_in_a_stepped_world_is_written_at_once_not_held_for_the_step(
+    pool: AsyncConnectionPool, deps: MemoryDeps
+) -> None:
+    """A step never waits for player traffic (npcworld.lanes), so memory does not hold it for the step's end
+    either: the StepCompleted's release does the world's work only."""
+    refs, step = await _stepped_world(pool, deps, npcs=1, per_npc=1)
+    posted = await _store(pool, envelope(ObservationMade(description="a player waves", source="studio"),
+                                         refs[0], T0 + timedelta(seconds=5)))
+    with handling_lane("ingest"):
+        await handle(pool, posted, deps)
+    assert [d for d, _ in await _recorded(pool, refs)] == ["a player waves"]
+    assert await _held(pool, step.world_id) == 1  # the world's own write still waits for its step
+
+    await release_steps([step], deps, pool)
+    await handle(pool, step, deps)
+    assert [d for d, _ in await _recorded(pool, refs)] == ["a player waves", *_fixed_order(refs, 1)]
 
 
 async def test_a_release_cut_short_by_a_failure_is_finished_once_by_the_step_completed(
