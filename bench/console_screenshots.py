@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -71,19 +72,25 @@ def shoot(url: str, key: str, world: str, npc: str | None, out: Path) -> list[Pa
         why = (revised if revised.count() else page.locator("#decisions a.why")).first.get_attribute("href")
         page.goto(f"{url}{why}")
         save("why")
-        if page.locator("button.rerun-button").count():  # the key has admin: re-run the first call
-            page.locator("button.rerun-button").first.click()
-            page.wait_for_selector("#rerun")
-            save("rerun")
-        _fork(url, key, world, int(low + (high - low) * 0.5))
-        page.goto(f"{url}/console/worlds/{world}-fork/fork-diff")
-        save("fork")
+        _rerun_and_fork(page, save, (url, key, world), int(low + (high - low) * 0.5))
         page.goto(f"{url}/console/ops")
         save("ops")
         page.goto(f"{url}/console/events?world={world}")
         save("events", full=False)
         browser.close()
     return saved
+
+
+def _rerun_and_fork(page: Page, save: Callable[[str], None], where: tuple[str, str, str], at_ms: int) -> None:
+    """The re-run of the first model call on the why page shown, then a fork at ``at_ms`` beside the world."""
+    url, key, world = where
+    if page.locator("button.rerun-button").count():  # the key has admin: re-run the first call
+        page.locator("button.rerun-button").first.click()
+        page.wait_for_selector("#rerun")
+        save("rerun")
+    _fork(url, key, world, at_ms)
+    page.goto(f"{url}/console/worlds/{world}-fork/fork-diff")
+    save("fork")
 
 
 def _fork(url: str, key: str, world: str, at_ms: int) -> None:

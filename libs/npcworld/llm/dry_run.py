@@ -97,6 +97,14 @@ async def dry_run(
         value = await asyncio.to_thread(OfflineCognition().answer, template, known)
         return DryRun(template.key, "offline", OFFLINE_MODEL, template.render(known),
                       value.model_dump(mode="json"), latency_ms=(clock() - started) * 1000)
+    return await _live(template, call, provider, prompt, clock)
+
+
+async def _live(
+    template: PromptTemplate[Any, Any], call: RecordedCall, provider: ChatProvider, prompt: PromptChoice,
+    clock: Callable[[], float],
+) -> DryRun:
+    started = clock()
     inputs = _inputs(template, call) if prompt == "current" or call.inputs is not None else None
     if prompt == "current":
         assert inputs is not None
