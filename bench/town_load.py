@@ -51,7 +51,9 @@ class Town:
         self.key = ""
 
     def __enter__(self) -> Town:
-        env = {**os.environ, "NPCWORLD_KAFKA_PORT": str(self.kafka_port), "LOG_LEVEL": "WARNING"}
+        memory_port = _free_port()  # not 8101: another backend on this machine may use it
+        env = {**os.environ, "NPCWORLD_KAFKA_PORT": str(self.kafka_port), "LOG_LEVEL": "WARNING",
+               "MEMORY_API_PORT": str(memory_port), "MEMORY_API_URL": f"http://127.0.0.1:{memory_port}"}
         out = (self.home / "run.log").open("wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "launcher.cli", "--home", str(self.home), "run", "--port", str(self.port)],

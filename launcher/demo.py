@@ -102,7 +102,10 @@ def _wait_for(ready: Callable[[], bool], what: str, timeout: float = 120) -> Non
     raise TimeoutError(f"timed out waiting for {what}")
 
 
-def _wait_ready(base: str, timeout: float = 60) -> None:
+def _wait_ready(base: str, timeout: float = 600) -> None:
+    """Until the gateway answers /readyz: it is supervised (restarted if it exits), so a busy machine that
+    starts it slowly only delays the demo town (giving up after a minute left a backend with no town)."""
+
     def ready() -> bool:
         try:
             return httpx.get(f"{base}/readyz", timeout=2).status_code == 200
