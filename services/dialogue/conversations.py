@@ -79,7 +79,10 @@ async def open_conversation(
     repo = deps.repository
     busy = await repo.open_conversations(uow.conn, t, w, (event.npc_id, target))
     last = await repo.last_ended(uow.conn, t, w, (event.npc_id, target))
-    refusal = may_start(event.npc_id, target, now, open_conversations=busy, last_ended=last, rules=deps.rules)
+    refusal: str | None = may_start(event.npc_id, target, now, open_conversations=busy, last_ended=last,
+                                    rules=deps.rules)
+    if refusal is None and await repo.any_retired(uow.conn, t, w, (event.npc_id, target)):
+        refusal = "retired"
     if refusal is not None:
         logger.info("conversation %s -> %s in world %s not started: %s", event.npc_id, target, w, refusal)
         return None

@@ -16,9 +16,7 @@ from npcworld.contracts import (
     ClockChanged,
     Envelope,
     InnerVoiceGiven,
-    NpcCreated,
     NpcReplied,
-    PlacesDiscovered,
     PlayerSpoke,
     UtteranceSpoken,
     envelope_from_dict,
@@ -42,6 +40,12 @@ from services.dialogue.conversations import (
 )
 from services.dialogue.deps import DialogueDeps
 from services.dialogue.domain import Conversation
+from services.dialogue.profiles import (
+    on_npc_created,
+    on_npc_retired,
+    on_persona_changed,
+    on_places_discovered,
+)
 from services.dialogue.repository import NpcProfile
 from services.dialogue.speaking import Reply, Scene, reply_to_player
 
@@ -256,32 +260,6 @@ async def on_inner_voice_given(event: Envelope, uow: UnitOfWork, deps: DialogueD
     )
 
 
-async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
-    """Keep the NPC's name and persona for prompts, and the places it knows from the start."""
-    created = event.payload
-    assert isinstance(created, NpcCreated)
-    traits = ", ".join(created.traits)
-    persona = "; ".join(
-        p
-        for p in (f"age {created.age}" if created.age is not None else "", traits, created.occupation or "")
-        if p
-    )
-    await deps.repository.save_npc(
-        uow.conn, event.tenant_id, event.world_id, NpcProfile(created.npc_id, created.name, persona)
-    )
-    if created.known_places:
-        await deps.repository.add_places(
-            uow.conn, event.tenant_id, event.world_id, created.npc_id, created.known_places
-        )
-
-
-async def on_places_discovered(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
-    """Remember the places the NPC knows (a commitment's place is resolved against them)."""
-    found = event.payload
-    assert isinstance(found, PlacesDiscovered)
-    await deps.repository.add_places(uow.conn, event.tenant_id, event.world_id, _npc(event), found.paths)
-
-
 async def on_world_deleted(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
     """Drop the deleted world's conversations, relationships and profiles."""
     await deps.repository.delete_world(uow.conn, event.tenant_id, event.world_id)
@@ -295,6 +273,8 @@ HANDLERS: dict[str, Handler] = {
     "PlayerSpoke": on_player_spoke,
     "InnerVoiceGiven": on_inner_voice_given,
     "NpcCreated": on_npc_created,
+    "NpcPersonaChanged": on_persona_changed,
+    "NpcRetired": on_npc_retired,
     "PlacesDiscovered": on_places_discovered,
     "WorldDeleted": on_world_deleted,
 }

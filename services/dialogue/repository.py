@@ -98,6 +98,22 @@ class DialogueRepository:
             {"t": tenant, "w": world, "n": npc_id, "x": text},
         )
 
+    async def retire(self, conn: Conn, tenant: str, world: str, npc_id: str) -> None:
+        await conn.execute(
+            """INSERT INTO dialogue_npcs (tenant_id, world_id, npc_id, name, retired)
+               VALUES (%s, %s, %s, %s, true) ON CONFLICT (tenant_id, world_id, npc_id)
+               DO UPDATE SET retired = true""",
+            (tenant, world, npc_id, npc_id),
+        )
+
+    async def any_retired(self, conn: Conn, tenant: str, world: str, npc_ids: Sequence[str]) -> bool:
+        cur = await conn.execute(
+            f"SELECT EXISTS (SELECT 1 FROM dialogue_npcs WHERE {_WORLD} AND npc_id = ANY(%(n)s) AND retired)",
+            {"t": tenant, "w": world, "n": list(npc_ids)},
+        )
+        row = await cur.fetchone()
+        return bool(row and row[0])
+
     async def add_places(
         self, conn: Conn, tenant: str, world: str, npc_id: str, paths: Sequence[str]
     ) -> None:

@@ -25,6 +25,9 @@ _AUTHENTICATE = get_args(Caller)[1].dependency  # auth._caller: 401 without a va
 _RAISED_IN_BODY: dict[tuple[str, str], tuple[int, ...]] = {
     ("POST", "/v1/tenants"): (403,),  # routes/keys.py: the operator key only (and only when one is set)
     ("DELETE", "/v1/worlds/{world_id}"): (409,),  # another write to the world stream came first
+    # routes/designer.py: the NPC is retired, or another write to the world stream came first
+    ("PATCH", "/v1/worlds/{world_id}/npcs/{npc_id}"): (409,),
+    ("DELETE", "/v1/worlds/{world_id}/npcs/{npc_id}"): (409,),
 }
 
 _WHY = {

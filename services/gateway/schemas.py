@@ -78,6 +78,7 @@ class NpcOut(BaseModel):
     traits: list[str]
     occupation: str | None
     location: str | None
+    retired: bool = Field(default=False, description="retired by a designer: it no longer acts or perceives")
 
 
 class PerceptionIn(_In):

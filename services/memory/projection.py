@@ -7,25 +7,43 @@ replay), otherwise the description is embedded again with the configured embedde
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from psycopg import AsyncConnection
 
-from npcworld.contracts import ClockChanged, Envelope, MemoriesAccessed, MemoryRecorded, NpcCreated
+from npcworld.contracts import (
+    ClockChanged,
+    Envelope,
+    MemoriesAccessed,
+    MemoryCorrected,
+    MemoryForgotten,
+    MemoryRecorded,
+    NpcCreated,
+    NpcPersonaChanged,
+)
 from npcworld.embeddings import EmbeddingSpace, check_space
 from npcworld.errors import PermanentError
 from npcworld.projection import Projection
 from npcworld.stepping import steps
 from services.memory.deps import MemoryDeps
-from services.memory.domain import ImportanceRatings, Memory, NpcRef, RatingContext, persona_summary
+from services.memory.domain import (
+    ImportanceRatings,
+    Memory,
+    NpcRef,
+    RatingContext,
+    persona_summary,
+    state_key,
+)
 from services.memory.repository import Conn
 
-__all__ = ["TABLES", "NoImportanceRater", "apply_held_accesses", "build_projection", "reembed_stream",
-           "replay_memory_events"]
+__all__ = ["TABLES", "NoImportanceRater", "apply_corrected", "apply_held_accesses", "build_projection",
+           "reembed_stream", "replay_memory_events"]
 
-TABLES = ("memory_npcs", "memories", "memory_access", "memory_clocks")
+logger = logging.getLogger(__name__)
+TABLES = ("memory_npcs", "memories", "memory_access", "memory_clocks", "memory_forgotten")
 _BATCH = 256
 
 
@@ -79,10 +97,20 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
 
     async def npc_created(event: Envelope, conn: AsyncConnection[Any]) -> None:
         created = event.payload
-        assert isinstance(created, NpcCreated)
+        assert isinstance(created, NpcCreated | NpcPersonaChanged)
         persona = persona_summary(created.name, created.age, created.traits, created.occupation)
         npc = NpcRef(event.tenant_id, event.world_id, created.npc_id)
         await deps.repository.ensure_npc(conn, npc, name=created.name, persona=persona)
+
+    async def corrected(event: Envelope, conn: AsyncConnection[Any]) -> None:
+        await apply_corrected(conn, deps, event)
+
+    async def forgotten(event: Envelope, conn: AsyncConnection[Any]) -> None:
+        p = event.payload
+        assert isinstance(p, MemoryForgotten)
+        npc = _npc(event)
+        stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
+        await deps.repository.forget(conn, stream, p.memory_id)
 
     async def world_deleted(event: Envelope, conn: AsyncConnection[Any]) -> None:
         await deps.repository.delete_world(conn, event.tenant_id, event.world_id)
@@ -91,7 +119,8 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
         consumer,
         TABLES,
         {"NpcCreated": npc_created, "MemoryRecorded": recorded, "MemoriesAccessed": accessed,
-         "WorldDeleted": world_deleted, "ClockChanged": clock_changed, "StepCompleted": step_completed},
+         "WorldDeleted": world_deleted, "ClockChanged": clock_changed, "StepCompleted": step_completed,
+         "NpcPersonaChanged": npc_created, "MemoryCorrected": corrected, "MemoryForgotten": forgotten},
         prepare=keep_derived,
         finish=restore_derived,
         fold_on_append=False,
@@ -113,6 +142,8 @@ async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope, *, kept_
     stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
     if await deps.repository.existing_ids(conn, stream, [p.memory_id]):
         return 0
+    if await deps.repository.forgotten(conn, stream, [p.memory_id]):
+        return 0  # removed by a designer before this event came back to the consumer
     memory = Memory(p.memory_id, npc, p.kind, p.description, p.importance, p.created_at, p.created_at,
                     p.location, p.subject, p.evidence, p.depth)
     model = stream.embedding_model or p.embedding_model
@@ -126,6 +157,24 @@ async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope, *, kept_
     # The source is the event the memory was recorded for, as the recording reaction writes it.
     source = event.causation_id or uuid.UUID(int=0)
     return await deps.repository.add(conn, stream, [memory], vectors, model=model, source_event_id=source)
+
+
+async def apply_corrected(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
+    """A designer's correction: the new text and its vector (embedded here, in the stream's space)."""
+    p = event.payload
+    assert isinstance(p, MemoryCorrected)
+    stream = await deps.repository.get_npc(conn, _npc(event))
+    found = await deps.repository.get_many(conn, stream, [p.memory_id]) if stream else {}
+    if stream is None or p.memory_id not in found:
+        logger.info("correction %s of a memory the stream lacks: nothing to correct", event.event_id)
+        return
+    stored = EmbeddingSpace(stream.embedding_model, stream.embedding_dims or 0) if stream.embedding_model \
+        else None
+    check_space(stored, EmbeddingSpace.of(deps.embedder), f"NPC {stream.npc.npc_id!r}")
+    memory = found[p.memory_id]
+    key = state_key(p.description, memory.subject, memory.location) if memory.kind == "observation" else None
+    vectors = await deps.embedder.embed([p.description])
+    await deps.repository.correct(conn, stream, p.memory_id, p.description, key, vectors[0])
 
 
 async def apply_accessed(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:

@@ -16,6 +16,8 @@ from npcworld.contracts import (
     ActionStarted,
     Envelope,
     NpcCreated,
+    NpcPersonaChanged,
+    NpcRetired,
     NpcsMoved,
     ObjectStateChanged,
     ObservationMade,
@@ -55,6 +57,18 @@ async def apply_world_defined(event: Envelope, conn: AsyncConnection[Any]) -> No
 async def apply_npc_created(event: Envelope, conn: AsyncConnection[Any]) -> None:
     assert isinstance(event.payload, NpcCreated)
     await PerceptionRepository(conn).add_npc(event, event.payload, None)
+
+
+async def apply_persona_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    """Others see the NPC under its new name."""
+    assert isinstance(event.payload, NpcPersonaChanged)
+    p = event.payload
+    await PerceptionRepository(conn).rename(event.tenant_id, event.world_id, p.npc_id, p.name)
+
+
+async def apply_npc_retired(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    assert isinstance(event.payload, NpcRetired)
+    await PerceptionRepository(conn).remove_npc(event.tenant_id, event.world_id, event.payload.npc_id)
 
 
 async def apply_npcs_moved(event: Envelope, conn: AsyncConnection[Any]) -> None:
@@ -154,6 +168,8 @@ PROJECTION = Projection(
     {
         "WorldDefined": apply_world_defined,
         "NpcCreated": apply_npc_created,
+        "NpcPersonaChanged": apply_persona_changed,
+        "NpcRetired": apply_npc_retired,
         "NpcsMoved": apply_npcs_moved,
         "ObjectStateChanged": apply_object_state_changed,
         "ActionStarted": apply_action_started,

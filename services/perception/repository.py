@@ -69,6 +69,19 @@ class PerceptionRepository:
             ),
         )
 
+    async def rename(self, tenant_id: str, world_id: str, npc_id: str, name: str) -> None:
+        await self.conn.execute(
+            "UPDATE pc_npcs SET name = %s WHERE tenant_id = %s AND world_id = %s AND npc_id = %s",
+            (name, tenant_id, world_id, npc_id),
+        )
+
+    async def remove_npc(self, tenant_id: str, world_id: str, npc_id: str) -> None:
+        """A retired NPC neither perceives nor is perceived; what others saw of it stays theirs."""
+        await self.conn.execute(
+            "DELETE FROM pc_npcs WHERE tenant_id = %s AND world_id = %s AND npc_id = %s",
+            (tenant_id, world_id, npc_id),
+        )
+
     async def move(
         self,
         tenant_id: str,

@@ -19,6 +19,8 @@ from npcworld.contracts import (
     EventPayload,
     InnerVoiceGiven,
     NpcCreated,
+    NpcPersonaChanged,
+    NpcRetired,
     ObservationMade,
     PlacesDiscovered,
     WorldTicked,
@@ -77,6 +79,24 @@ async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -
     known = await deps.repository.get(uow.conn, key) or PlannerState.heard_of(key, start)
     persona = Persona(p.name, p.age, tuple(p.traits), p.occupation, p.seed)
     await deps.repository.save(uow.conn, known.created(persona, p.location, tuple(p.known_places)))
+
+
+async def on_persona_changed(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -> None:
+    """A designer's persona edit: the next plans and decisions are made from the new persona."""
+    p = event.payload
+    assert isinstance(p, NpcPersonaChanged)
+    key = NpcKey(event.tenant_id, event.world_id, p.npc_id)
+    if (state := await deps.repository.get(uow.conn, key)) is None:
+        return
+    persona = replace(state.persona, name=p.name, age=p.age, traits=tuple(p.traits), occupation=p.occupation)
+    await deps.repository.save(uow.conn, replace(state, persona=persona))
+
+
+async def on_npc_retired(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -> None:
+    """A retired NPC is planned for no more."""
+    p = event.payload
+    assert isinstance(p, NpcRetired)
+    await deps.repository.retire(uow.conn, NpcKey(event.tenant_id, event.world_id, p.npc_id))
 
 
 async def on_places_discovered(event: Envelope, uow: UnitOfWork, deps: PlanningDeps) -> None:
@@ -256,6 +276,8 @@ async def on_world_deleted(event: Envelope, uow: UnitOfWork, deps: PlanningDeps)
 
 HANDLERS: dict[str, Handler] = {
     "NpcCreated": on_npc_created,
+    "NpcPersonaChanged": on_persona_changed,
+    "NpcRetired": on_npc_retired,
     "PlacesDiscovered": on_places_discovered,
     "WorldTicked": on_world_ticked,
     "ObservationMade": on_observation_made,

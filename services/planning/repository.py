@@ -21,7 +21,7 @@ _NEVER = datetime(9999, 1, 1, tzinfo=UTC)
 
 _DUE = (
     "SELECT npc_id, state, due_at FROM planning_npcs"
-    " WHERE tenant_id = %(t)s AND world_id = %(w)s AND (due_at IS NULL OR due_at <= %(now)s"
+    " WHERE tenant_id = %(t)s AND world_id = %(w)s AND NOT retired AND (due_at IS NULL OR due_at <= %(now)s"
     "  OR ((%(everyone)s OR npc_id = ANY(%(detail)s)) AND (state -> 'current' ->> 'coarse') = 'true'))"
     " ORDER BY due_at NULLS FIRST, npc_id LIMIT %(limit)s"
 )
@@ -97,12 +97,20 @@ class PlanningRepository:
     async def roster(
         self, conn: AsyncConnection[Any], tenant_id: str, world_id: str
     ) -> list[tuple[str, str]]:
-        """(npc_id, name) of every NPC planning knows in the world."""
+        """(npc_id, name) of every NPC planning knows in the world, retired ones left out."""
         cur = await conn.execute(
-            "SELECT npc_id, name FROM planning_npcs WHERE tenant_id = %s AND world_id = %s ORDER BY npc_id",
+            "SELECT npc_id, name FROM planning_npcs WHERE tenant_id = %s AND world_id = %s AND NOT retired"
+            " ORDER BY npc_id",
             (tenant_id, world_id),
         )
         return [(npc, name) for npc, name in await cur.fetchall()]
+
+    async def retire(self, conn: AsyncConnection[Any], key: NpcKey) -> None:
+        """The NPC gets no next action from now on (its state stays, for the plan views)."""
+        await conn.execute(
+            "UPDATE planning_npcs SET retired = true WHERE tenant_id = %s AND world_id = %s AND npc_id = %s",
+            (key.tenant_id, key.world_id, key.npc_id),
+        )
 
     async def delete_world(self, conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> None:
         """Forget every NPC of a deleted world."""

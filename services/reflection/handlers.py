@@ -9,6 +9,7 @@ from npcworld.contracts import (
     Envelope,
     MemoryRecorded,
     NpcCreated,
+    NpcPersonaChanged,
     ReflectionCompleted,
     ReflectionFailed,
     ReflectionTriggered,
@@ -94,9 +95,9 @@ async def on_reflection_failed(event: Envelope, uow: UnitOfWork, deps: ConsumerD
 
 
 async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: ConsumerDeps) -> None:
-    """Remember the NPC's name for the reflection prompts."""
+    """Remember the NPC's name for the reflection prompts (also after a designer renames it)."""
     created = event.payload
-    assert isinstance(created, NpcCreated)
+    assert isinstance(created, NpcCreated | NpcPersonaChanged)
     npc = NpcKey(event.tenant_id, event.world_id, created.npc_id)
     await deps.repository.set_name(uow.conn, npc, created.name)
 
@@ -124,5 +125,6 @@ HANDLERS: dict[str, Handler] = {
     "ReflectionCompleted": on_reflection_completed,
     "ReflectionFailed": on_reflection_failed,
     "NpcCreated": on_npc_created,
+    "NpcPersonaChanged": on_npc_created,
     "WorldDeleted": on_world_deleted,
 }

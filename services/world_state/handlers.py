@@ -20,6 +20,8 @@ from npcworld.contracts import (
     Envelope,
     NpcCreated,
     NpcMove,
+    NpcPersonaChanged,
+    NpcRetired,
     NpcsMoved,
     ObjectStateChanged,
     WorldCreated,
@@ -83,6 +85,16 @@ async def apply_npc_created(event: Envelope, conn: AsyncConnection[Any]) -> None
     if stored is not None and location:
         tile = WorldTree.from_definition(event.world_id, stored[1]).target_tile(location)
     await repo.add_npc(event, event.payload, tile)
+
+
+async def apply_persona_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    assert isinstance(event.payload, NpcPersonaChanged)
+    await WorldRepository(conn).change_persona(event.tenant_id, event.world_id, event.payload)
+
+
+async def apply_npc_retired(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    assert isinstance(event.payload, NpcRetired)
+    await WorldRepository(conn).retire_npc(event.tenant_id, event.world_id, event.payload.npc_id)
 
 
 async def apply_npcs_moved(event: Envelope, conn: AsyncConnection[Any]) -> None:
@@ -201,6 +213,8 @@ PROJECTION = Projection(
         "WorldDeleted": apply_world_deleted,
         "WorldDefined": apply_world_defined,
         "NpcCreated": apply_npc_created,
+        "NpcPersonaChanged": apply_persona_changed,
+        "NpcRetired": apply_npc_retired,
         "NpcsMoved": apply_npcs_moved,
         "ObjectStateChanged": apply_object_state_changed,
         "ClockChanged": apply_clock_changed,

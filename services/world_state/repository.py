@@ -17,6 +17,7 @@ from npcworld.contracts import (
     ActionStarted,
     Envelope,
     NpcCreated,
+    NpcPersonaChanged,
     ObjectStateChange,
     WorldCreated,
     WorldDefined,
@@ -107,6 +108,20 @@ class WorldRepository:
                 tile[0] if tile else None,
                 tile[1] if tile else None,
             ),
+        )
+
+    async def change_persona(self, tenant_id: str, world_id: str, p: NpcPersonaChanged) -> None:
+        await self.conn.execute(
+            "UPDATE ws_npcs SET name = %s, age = %s, traits = %s, occupation = %s"
+            " WHERE tenant_id = %s AND world_id = %s AND npc_id = %s",
+            (p.name, p.age, list(p.traits), p.occupation, tenant_id, world_id, p.npc_id),
+        )
+
+    async def retire_npc(self, tenant_id: str, world_id: str, npc_id: str) -> None:
+        """A retired NPC leaves the simulation: no position, no action, nothing it holds."""
+        await self.conn.execute(
+            "DELETE FROM ws_npcs WHERE tenant_id = %s AND world_id = %s AND npc_id = %s",
+            (tenant_id, world_id, npc_id),
         )
 
     async def save_definition(self, event: Envelope, definition: WorldDefined, start_time: datetime) -> None:

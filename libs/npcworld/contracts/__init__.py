@@ -12,7 +12,14 @@ from npcworld.contracts.dialogue import (
 )
 from npcworld.contracts.envelope import Envelope, TraceContext
 from npcworld.contracts.llm import LLMBudgetExhausted
-from npcworld.contracts.memory import MemoriesAccessed, MemoryKind, MemoryRecorded
+from npcworld.contracts.memory import (
+    MemoriesAccessed,
+    MemoryCorrected,
+    MemoryForgotten,
+    MemoryKind,
+    MemoryRecorded,
+)
+from npcworld.contracts.npcs import NpcPersonaChanged, NpcRetired
 from npcworld.contracts.perception import ObservationMade, PlacesDiscovered
 from npcworld.contracts.planning import (
     ActionDecided,
@@ -82,11 +89,15 @@ __all__ = [
     "InnerVoiceGiven",
     "LLMBudgetExhausted",
     "MemoriesAccessed",
+    "MemoryCorrected",
+    "MemoryForgotten",
     "MemoryKind",
     "MemoryRecorded",
     "NpcCreated",
     "NpcMove",
+    "NpcPersonaChanged",
     "NpcReplied",
+    "NpcRetired",
     "NpcsMoved",
     "ObjectDef",
     "ObjectStateChange",

@@ -10,7 +10,7 @@ from pydantic import Field
 from npcworld.contracts.base import EventPayload
 from npcworld.contracts.topics import MEMORY, Topic
 
-__all__ = ["MemoriesAccessed", "MemoryKind", "MemoryRecorded"]
+__all__ = ["MemoriesAccessed", "MemoryCorrected", "MemoryForgotten", "MemoryKind", "MemoryRecorded"]
 
 MemoryKind = Literal["observation", "reflection", "plan", "dialogue", "seed"]
 
@@ -44,3 +44,25 @@ class MemoriesAccessed(EventPayload):
     memory_ids: tuple[str, ...] = Field(min_length=1)
     accessed_at: datetime
     query: str
+
+
+class MemoryCorrected(EventPayload):
+    """A designer corrected a memory of the envelope's NPC: its description is now ``description``.
+
+    The memory service re-embeds the new text; kind, importance, times and evidence stay as recorded.
+    """
+
+    event_type: ClassVar[str] = "MemoryCorrected"
+    topic: ClassVar[Topic] = MEMORY
+
+    memory_id: str
+    description: str = Field(min_length=1, max_length=4000)
+
+
+class MemoryForgotten(EventPayload):
+    """A designer removed a memory from the envelope's NPC: it is gone from retrieval and listings."""
+
+    event_type: ClassVar[str] = "MemoryForgotten"
+    topic: ClassVar[Topic] = MEMORY
+
+    memory_id: str

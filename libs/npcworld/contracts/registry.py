@@ -19,7 +19,8 @@ from npcworld.contracts.dialogue import (
 )
 from npcworld.contracts.envelope import Envelope
 from npcworld.contracts.llm import LLMBudgetExhausted
-from npcworld.contracts.memory import MemoriesAccessed, MemoryRecorded
+from npcworld.contracts.memory import MemoriesAccessed, MemoryCorrected, MemoryForgotten, MemoryRecorded
+from npcworld.contracts.npcs import NpcPersonaChanged, NpcRetired
 from npcworld.contracts.perception import ObservationMade, PlacesDiscovered
 from npcworld.contracts.planning import ActionDecided, ConversationRequested, DayPlanned, PlanRevised
 from npcworld.contracts.reflection import ReflectionCompleted, ReflectionFailed, ReflectionTriggered
@@ -50,9 +51,13 @@ EVENT_TYPES: Mapping[str, type[EventPayload]] = {
         WorldForked,
         WorldDeleted,
         NpcCreated,
+        NpcPersonaChanged,
+        NpcRetired,
         ObservationMade,
         MemoryRecorded,
         MemoriesAccessed,
+        MemoryCorrected,
+        MemoryForgotten,
         LLMBudgetExhausted,
         StepCompleted,
         WorldTicked,

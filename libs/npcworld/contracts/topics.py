@@ -32,8 +32,8 @@ PERCEPTION = Topic(
     "What each NPC perceived; keyed by NPC so per-NPC order holds.",
 )
 MEMORY = Topic(
-    "npcworld.memory.v1", "npc_id", 12, ("memory",), ("memory", "reflection"),
-    "Memories recorded and accessed in each NPC's memory stream.",
+    "npcworld.memory.v1", "npc_id", 12, ("memory", "gateway"), ("memory", "reflection"),
+    "Memories recorded and accessed in each NPC's memory stream; designers' corrections and removals.",
 )
 REFLECTION = Topic(
     "npcworld.reflection.v1", "npc_id", 12, ("reflection",), ("memory", "reflection"),

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "npcworld_sdk"
-SOURCES = ("_async_base.py", "_async_admin.py", "_async_client.py")
+SOURCES = ("_async_base.py", "_async_admin.py", "_async_designer.py", "_async_client.py")
 
 # Order matters: longer names first.
 REWRITES = [
@@ -20,6 +20,7 @@ REWRITES = [
     ("AsyncIterator", "Iterator"),
     ("AsyncClient", "Client"),
     ("AsyncAdmin", "Admin"),
+    ("AsyncDesigner", "Designer"),
     ("AsyncBase", "SyncBase"),
     ("_async_", "_sync_"),
     ("async def ", "def "),

@@ -235,6 +235,29 @@ export class Client {
     return found.items;
   }
 
+  // -- designers' edits (each an event on the server, so forks and replays keep it)
+
+  /** Change the persona fields given (`occupation: null` clears it); the NPC as it is now. */
+  updateNpc(worldId: string, npcId: string, body: T.NpcPatch): Promise<T.NpcOut> {
+    return this.transport.json("PATCH", path("/v1/worlds/{}/npcs/{}", worldId, npcId), { body });
+  }
+
+  /** The NPC stops perceiving, planning, acting and talking; its history stays readable. */
+  async retireNpc(worldId: string, npcId: string, reason?: string): Promise<void> {
+    await this.transport.request("DELETE", path("/v1/worlds/{}/npcs/{}", worldId, npcId), { query: { reason } });
+  }
+
+  /** Replace a memory's text; the memory service re-embeds it a moment later (the answer is the event). */
+  correctMemory(worldId: string, npcId: string, memoryId: string, description: string): Promise<T.Accepted> {
+    const url = path("/v1/worlds/{}/npcs/{}/memories/{}", worldId, npcId, memoryId);
+    return this.transport.json("PATCH", url, { body: { description } });
+  }
+
+  /** Remove a memory from retrieval and listings (applied by the memory service a moment later). */
+  forgetMemory(worldId: string, npcId: string, memoryId: string): Promise<T.Accepted> {
+    return this.transport.json("DELETE", path("/v1/worlds/{}/npcs/{}/memories/{}", worldId, npcId, memoryId));
+  }
+
   // -- events
 
   listEvents(worldId: string, filter: EventFilter & PageOptions & { until?: string } = {}): Promise<T.Page<T.EventOut>> {

@@ -307,6 +307,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/worlds/{world_id}/npcs/{npc_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Retire Npc
+         * @description Retire the NPC (``NpcRetired``): it stops perceiving, planning, acting and talking, and others stop
+         *     seeing it; its events, memories and relationships stay readable.
+         */
+        delete: operations["retire_npc_v1_worlds__world_id__npcs__npc_id__delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change Persona
+         * @description Edit the NPC's persona (``NpcPersonaChanged``): its prompts and the name others see follow it.
+         */
+        patch: operations["change_persona_v1_worlds__world_id__npcs__npc_id__patch"];
+        trace?: never;
+    };
     "/v1/worlds/{world_id}/npcs/{npc_id}/chat": {
         parameters: {
             query?: never;
@@ -427,6 +452,31 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/worlds/{world_id}/npcs/{npc_id}/memories/{memory_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Forget Memory
+         * @description Remove a memory (``MemoryForgotten``): it leaves retrieval and the memory list.
+         */
+        delete: operations["forget_memory_v1_worlds__world_id__npcs__npc_id__memories__memory_id__delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Correct Memory
+         * @description Correct a memory's text (``MemoryCorrected``); the memory service re-embeds it, so retrieval finds
+         *     it by its new text. Kind, importance and times stay.
+         */
+        patch: operations["correct_memory_v1_worlds__world_id__npcs__npc_id__memories__memory_id__patch"];
         trace?: never;
     };
     "/v1/worlds/{world_id}/npcs/{npc_id}/perceptions": {
@@ -1221,6 +1271,14 @@ export interface components {
              */
             next_cursor?: string | null;
         };
+        /** MemoryPatch */
+        MemoryPatch: {
+            /**
+             * Description
+             * @description the memory's corrected text
+             */
+            description: string;
+        };
         /** NotReady */
         NotReady: {
             /**
@@ -1267,8 +1325,28 @@ export interface components {
             npc_id: string;
             /** Occupation */
             occupation: string | null;
+            /**
+             * Retired
+             * @description retired by a designer: it no longer acts or perceives
+             * @default false
+             */
+            retired?: boolean;
             /** Traits */
             traits: string[];
+        };
+        /**
+         * NpcPatch
+         * @description The persona fields to change; fields left out keep their value (``null`` clears age or occupation).
+         */
+        NpcPatch: {
+            /** Age */
+            age?: number | null;
+            /** Name */
+            name?: string | null;
+            /** Occupation */
+            occupation?: string | null;
+            /** Traits */
+            traits?: string[] | null;
         };
         /** NpcStateOut */
         NpcStateOut: {
@@ -2927,6 +3005,76 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    retire_npc_v1_worlds__world_id__npcs__npc_id__delete: {
+        parameters: {
+            query?: {
+                /** @description why, for the event log */
+                reason?: string;
+            };
+            header?: never;
+            path: {
+                world_id: string;
+                npc_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    change_persona_v1_worlds__world_id__npcs__npc_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                world_id: string;
+                npc_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NpcPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NpcOut"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["RequestEntityTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     chat_v1_worlds__world_id__npcs__npc_id__chat_post: {
         parameters: {
             query?: never;
@@ -3181,6 +3329,75 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["RequestEntityTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    forget_memory_v1_worlds__world_id__npcs__npc_id__memories__memory_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                world_id: string;
+                npc_id: string;
+                memory_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    correct_memory_v1_worlds__world_id__npcs__npc_id__memories__memory_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                world_id: string;
+                npc_id: string;
+                memory_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemoryPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["RequestEntityTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];

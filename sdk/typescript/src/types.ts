@@ -17,6 +17,7 @@ export type MemoryOut = S["MemoryOut"];
 export type MemoryPageOut = S["MemoryPageOut"];
 export type NpcIn = S["NpcIn"];
 export type NpcOut = S["NpcOut"];
+export type NpcPatch = S["NpcPatch"];
 export type NpcStateOut = S["NpcStateOut"];
 export type PerceptionIn = S["PerceptionIn"];
 export type PlanOut = S["PlanOut"];

@@ -67,6 +67,26 @@ test("memories page and retrieval ranks them; an NPC without a plan is a 404", a
   await assert.rejects(sdk.plan(worldId, "ana"), NotFoundError);
 });
 
+test("a designer edits a persona, corrects and forgets memories, and retires an NPC", async () => {
+  const sdk = client();
+  const worldId = newId("w");
+  await sdk.createWorld({ name: "Brindle Hollow", start_time: T0, world_id: worldId });
+  await sdk.createNpc(worldId, { npc_id: "ana", name: "Ana", occupation: "baker", seed: "Ana bakes bread; Ana sings" });
+  const renamed = await sdk.updateNpc(worldId, "ana", { name: "Ana Varga", occupation: null });
+  assert.equal(renamed.name, "Ana Varga");
+  assert.equal(renamed.occupation, null);
+  const seeds = await eventually(() => sdk.listMemories(worldId, "ana"), (p) => p.items.length === 2, 60);
+  const [first, second] = seeds.items;
+  await sdk.correctMemory(worldId, "ana", first!.memory_id, "Ana bakes rye bread on Sundays");
+  await sdk.forgetMemory(worldId, "ana", second!.memory_id);
+  const after = await eventually(() => sdk.listMemories(worldId, "ana"), (p) => p.items.length === 1, 60);
+  assert.deepEqual(after.items.map((m) => m.description), ["Ana bakes rye bread on Sundays"]);
+  await assert.rejects(sdk.forgetMemory(worldId, "ana", second!.memory_id), NotFoundError);
+  await sdk.retireNpc(worldId, "ana", "left town");
+  assert.equal((await sdk.listNpcs(worldId)).items[0]!.retired, true);
+  await assert.rejects(sdk.chat(worldId, "ana", { player_id: "ts-1", text: "Hello?" }), ConflictError);
+});
+
 test("the event stream filters by NPC and resumes after a cut connection", async () => {
   const sdk = client();
   const worldId = await world(sdk, "ana", "ben");

@@ -31,6 +31,7 @@ from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.settings import resolve_endpoints
 from npcworld.telemetry import current_trace
 from services.gateway.deps import Chatter, Reader, Voice, Writer, live_world
+from services.gateway.domain import require_active
 from services.gateway.fields import ZonedDatetime, not_blank
 from services.gateway.routes._appending import append_at_end
 from services.gateway.schemas import Accepted, ReplyPending
@@ -164,12 +165,17 @@ def _waiter(request: Request) -> ReplyWaiter:
     return waiter
 
 
-async def _npc_world(request: Request, tenant_id: str, world_id: str, npc_id: str) -> datetime:
-    """404 unless the NPC lives in the tenant's world; returns the world's latest event time."""
+async def _npc_world(
+    request: Request, tenant_id: str, world_id: str, npc_id: str, *, active: bool = True
+) -> datetime:
+    """404 unless the NPC lives in the tenant's world (409 if ``active`` and it is retired); returns the
+    world's latest event time."""
     async with request.app.state.pool.connection() as conn:
         state = await live_world(conn, tenant_id, world_id, request.app.state.worlds)
         if npc_id not in state.npcs:
             raise NotFoundError(f"NPC {npc_id!r} not found in world {world_id!r}")
+        if active:
+            require_active(state, world_id, npc_id)
         cur = await conn.execute(
             "SELECT max(world_time) FROM events WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
         )
@@ -318,7 +324,7 @@ async def inner_voice(
 @router.get(f"{NPC_PATH}/relationships", response_model=list[RelationshipOut])
 async def relationships(world_id: str, npc_id: str, key: Reader, request: Request) -> list[RelationshipOut]:
     """How the NPC regards every NPC it has talked with (read from the dialogue service's table)."""
-    await _npc_world(request, key.tenant_id, world_id, npc_id)
+    await _npc_world(request, key.tenant_id, world_id, npc_id, active=False)
     async with request.app.state.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
         await cur.execute(
             """SELECT other_id, familiarity, sentiment, summary, last_talked FROM dialogue_relationships

@@ -186,8 +186,8 @@ async def post_positions(world_id: str, body: PositionsIn, key: Writer, request:
     if places is None:
         raise ValidationError("define the world tree first (POST .../definition)", field="moves")
     for i, move in enumerate(body.moves):
-        if move.npc_id not in state.npcs:
-            raise ValidationError(f"no NPC {move.npc_id!r} in this world", field=f"moves.{i}.npc_id")
+        if move.npc_id not in state.npcs or move.npc_id in state.retired:
+            raise ValidationError(f"no active NPC {move.npc_id!r} in this world", field=f"moves.{i}.npc_id")
         if move.path not in places:
             raise ValidationError(f"no place {move.path!r} in this world", field=f"moves.{i}.path")
     moved = NpcsMoved(source="studio", moves=tuple(NpcMove(npc_id=m.npc_id, path=m.path) for m in body.moves))

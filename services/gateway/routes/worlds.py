@@ -7,14 +7,14 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from npcworld.contracts import NpcCreated, ObservationMade, WorldCreated
-from npcworld.errors import ConcurrencyError, ConflictError, NotFoundError, ValidationError
+from npcworld.errors import ConcurrencyError, ConflictError, ValidationError
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.fork import fork_world, world_id_taken, world_stream
 from npcworld.ids import new_id
 from npcworld.templates import template_exists
 from services.gateway.auth import require_world
 from services.gateway.deps import Player, Reader, Writer, live_world
-from services.gateway.domain import WorldState, decide_add_npc, decide_delete
+from services.gateway.domain import WorldState, decide_add_npc, decide_delete, require_active
 from services.gateway.fields import ZonedDatetime
 from services.gateway.pagination import CursorParam, LimitParam, Page, decode_cursor, next_cursor
 from services.gateway.repository import EventReader, GatewayRepository
@@ -31,9 +31,15 @@ from services.gateway.schemas import (
     WorldReadiness,
 )
 
-__all__ = ["router"]
+__all__ = ["npc_out", "router"]
 
 router = APIRouter()
+
+
+def npc_out(npc: NpcCreated, state: WorldState) -> NpcOut:
+    """An NPC as the world stream says it is now (persona edits included)."""
+    fields = npc.model_dump(exclude={"seed", "known_places"})
+    return NpcOut(**fields | {"traits": list(npc.traits), "retired": npc.npc_id in state.retired})
 
 
 def _out(world_id: str, state: WorldState) -> WorldOut:
@@ -43,7 +49,7 @@ def _out(world_id: str, state: WorldState) -> WorldOut:
         template=state.template,
         start_time=state.start_time,
         forked_from=state.forked_from,
-        npc_count=len(state.npcs),
+        npc_count=state.active_npcs,
     )
 
 
@@ -137,7 +143,7 @@ async def list_npcs(
     async with request.app.state.pool.connection() as conn:
         state = await live_world(conn, key.tenant_id, world_id)
     npcs = sorted((n for n in state.npcs.values() if n.npc_id > after), key=lambda n: n.npc_id)[:limit]
-    items = [NpcOut(**n.model_dump(exclude={"seed"}) | {"traits": list(n.traits)}) for n in npcs]
+    items = [npc_out(n, state) for n in npcs]
     return Page[NpcOut](
         items=items, next_cursor=next_cursor("npcs", items, limit, npcs[-1].npc_id if npcs else "")
     )
@@ -149,8 +155,7 @@ async def post_perception(
 ) -> Accepted:
     async with request.app.state.pool.connection() as conn, conn.transaction():
         state = await live_world(conn, key.tenant_id, world_id, request.app.state.worlds)
-        if npc_id not in state.npcs:
-            raise NotFoundError(f"NPC {npc_id!r} not found in world {world_id!r}")
+        require_active(state, world_id, npc_id)
         uow = UnitOfWork(conn, EventStore())
         observation = ObservationMade(**body.model_dump(exclude={"world_time"}), source="studio")
         event = uow.new_event(

@@ -17,6 +17,7 @@ from services.memory.domain import (
     PreviousObservation,
     state_key,
 )
+from services.memory.repository._editing import EditingQueries
 from services.memory.repository._holding import HoldingQueries
 from services.memory.repository._indexes import IndexQueries
 from services.memory.repository._listing import ListingQueries
@@ -39,7 +40,7 @@ from services.memory.repository._rows import (
 __all__ = ["MemoryRepository"]
 
 
-class MemoryRepository(RankingQueries, ListingQueries, IndexQueries, HoldingQueries):
+class MemoryRepository(RankingQueries, ListingQueries, IndexQueries, HoldingQueries, EditingQueries):
     """Stateless; every method runs on the caller's connection (and transaction)."""
 
     async def get_npc(self, conn: Conn, npc: NpcRef) -> NpcStream | None:

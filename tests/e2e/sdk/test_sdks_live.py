@@ -35,7 +35,7 @@ from npcworld_sdk import (
     WebhookSignatureError,
     parse_webhook,
 )
-from npcworld_sdk.models import ArenaDef, EventOut, ObjectDef, SectorDef, TreeOut
+from npcworld_sdk.models import ArenaDef, EventOut, NpcPatch, ObjectDef, SectorDef, TreeOut
 
 from tests.e2e.sdk.conftest import OPERATOR_KEY, T0, TOWN, Backend
 from tests.integration.dialogue.support import PARTY, seeded
@@ -141,6 +141,37 @@ async def test_perceptions_become_memories_that_retrieval_ranks_and_an_npc_witho
     with pytest.raises(NotFoundError) as no_plan:
         await sdk.plan(world_id, "isabella")
     assert "no plan" in no_plan.value.detail
+
+
+async def test_a_designer_edits_a_persona_and_memories_and_retires_an_npc_sync_and_async(
+    sdk: AsyncClient, backend: Backend
+) -> None:
+    world_id = await _world(sdk, "isabella")
+    town = DialogueTown(backend.tenant_id, world_id)
+    await eventually(lambda: seeded(backend.stack, town, "isabella"), bool, timeout=60)
+    renamed = await sdk.update_npc(world_id, "isabella", NpcPatch(name="Isabella Rodriguez", age=34))
+    assert (renamed.name, renamed.age, renamed.retired) == ("Isabella Rodriguez", 34, False)
+    (seed,) = [m async for m in sdk.iter_memories(world_id, "isabella", kind="seed")]
+    picnic = "Isabella is planning a picnic by the river"
+    await sdk.correct_memory(world_id, "isabella", seed.memory_id, picnic)
+
+    async def seeds() -> list[str]:
+        return [m.description async for m in sdk.iter_memories(world_id, "isabella", kind="seed")]
+
+    assert await eventually(seeds, lambda s: "picnic" in " ".join(s), timeout=30) == [picnic]
+
+    def forget_and_retire() -> list[str]:
+        with Client(backend.url, backend.key) as client:
+            client.forget_memory(world_id, "isabella", seed.memory_id)
+            client.retire_npc(world_id, "isabella", reason="left town")
+            return [n.npc_id for n in client.iter_npcs(world_id) if n.retired]
+
+    assert await asyncio.to_thread(forget_and_retire) == ["isabella"]
+    assert await eventually(seeds, lambda s: not s, timeout=30) == []
+    with pytest.raises(ConflictError):
+        await sdk.chat(world_id, "isabella", "Hello?", player_id="p1")
+    with pytest.raises(NotFoundError):
+        await sdk.forget_memory(world_id, "isabella", seed.memory_id)
 
 
 async def test_the_event_stream_filters_by_npc_and_resumes_after_a_broken_connection(

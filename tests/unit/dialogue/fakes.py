@@ -41,6 +41,7 @@ class FakeDialogueRepository:
         self.relationships: dict[tuple[str, str, str, str], Relationship] = {}
         self.stepped: dict[tuple[str, str], bool] = {}
         self.requests: dict[Any, tuple[str, str, datetime, str, str, str]] = {}
+        self.retired: set[tuple[str, str, str]] = set()
 
     async def save_npc(self, conn: Any, tenant: str, world: str, profile: NpcProfile) -> None:
         self.npcs[(tenant, world, profile.npc_id)] = profile
@@ -51,6 +52,12 @@ class FakeDialogueRepository:
     async def add_intention(self, conn: Any, tenant: str, world: str, npc_id: str, text: str) -> None:
         current = self.npcs.get((tenant, world, npc_id), NpcProfile(npc_id, npc_id))
         self.npcs[(tenant, world, npc_id)] = replace(current, intentions=(*current.intentions, text)[-3:])
+
+    async def retire(self, conn: Any, tenant: str, world: str, npc_id: str) -> None:
+        self.retired.add((tenant, world, npc_id))
+
+    async def any_retired(self, conn: Any, tenant: str, world: str, npc_ids: Sequence[str]) -> bool:
+        return any((tenant, world, n) in self.retired for n in npc_ids)
 
     async def add_places(self, conn: Any, tenant: str, world: str, npc_id: str, paths: Sequence[str]) -> None:
         self.places.setdefault((tenant, world, npc_id), set()).update(paths)

@@ -12,7 +12,9 @@ from npcworld.contracts import (
     EventPayload,
     InnerVoiceGiven,
     NpcCreated,
+    NpcPersonaChanged,
     NpcReplied,
+    NpcRetired,
     PlacesDiscovered,
     PlayerSpoke,
     RelationshipChanged,
@@ -217,3 +219,14 @@ async def test_a_speaker_recalls_its_own_news_even_when_the_talk_is_about_someth
     assert isinstance(first, UtteranceSpoken) and "party at Hobbs Cafe" in first.text
     queries = [r.query for r in w.memory.retrievals if r.npc_id == "isabella"]
     assert any(q.startswith("news Isabella Rodriguez has to tell") for q in queries)
+
+
+async def test_no_conversation_opens_with_a_retired_npc_and_a_persona_edit_is_the_new_profile() -> None:
+    w = World()
+    await setup(w)
+    edit = NpcPersonaChanged(npc_id="isabella", name="Isabella Brandt", age=31, occupation="baker")
+    await w.handle(w.envelope(edit, "isabella"))
+    profile = await w.repo.profile(None, w.tenant, w.world, "isabella")
+    assert (profile.name, profile.persona) == ("Isabella Brandt", "age 31; baker")
+    await w.handle(w.envelope(NpcRetired(npc_id="sam"), "sam"))
+    assert await w.converse(request(w)) == []

@@ -10,6 +10,7 @@ from typing import Any
 
 from npcworld_sdk._async_admin import AsyncAdmin
 from npcworld_sdk._async_base import AsyncEventStream
+from npcworld_sdk._async_designer import AsyncDesigner
 from npcworld_sdk._errors import ReplyTimeoutError
 from npcworld_sdk._models import (
     Accepted,
@@ -37,7 +38,7 @@ from npcworld_sdk._request import body, params, path
 __all__ = ["AsyncClient"]
 
 
-class AsyncClient(AsyncAdmin):
+class AsyncClient(AsyncAdmin, AsyncDesigner):
     """The npcworld REST API, async. ``AsyncClient()`` reads ``NPCWORLD_URL`` and ``NPCWORLD_API_KEY``.
 
     Every POST carries an ``Idempotency-Key`` (pass ``idempotency_key=`` to choose it), reused by its retries.

@@ -29,9 +29,11 @@ __all__ = [
     "KeyOut",
     "MemoryOut",
     "MemoryPageOut",
+    "MemoryPatch",
     "NotReady",
     "NpcIn",
     "NpcOut",
+    "NpcPatch",
     "NpcStateOut",
     "ObjectDef",
     "ObjectOut",
@@ -339,6 +341,14 @@ class MemoryPageOut(BaseModel):
     next_cursor: str | None = None
 
 
+class MemoryPatch(BaseModel):
+    """MemoryPatch"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str
+
+
 class NotReady(BaseModel):
     """NotReady"""
 
@@ -372,7 +382,19 @@ class NpcOut(BaseModel):
     name: str
     npc_id: str
     occupation: str | None
+    retired: bool = False
     traits: list[str]
+
+
+class NpcPatch(BaseModel):
+    """The persona fields to change; fields left out keep their value (null clears age or occupation)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    age: int | None = None
+    name: str | None = None
+    occupation: str | None = None
+    traits: list[str] | None = None
 
 
 class NpcStateOut(BaseModel):

@@ -32,11 +32,12 @@ from npcworld_sdk._models import (
 from npcworld_sdk._request import body, params, path
 from npcworld_sdk._sync_admin import Admin
 from npcworld_sdk._sync_base import EventStream
+from npcworld_sdk._sync_designer import Designer
 
 __all__ = ["Client"]
 
 
-class Client(Admin):
+class Client(Admin, Designer):
     """The npcworld REST API, sync. ``Client()`` reads ``NPCWORLD_URL`` and ``NPCWORLD_API_KEY``.
 
     Every POST carries an ``Idempotency-Key`` (pass ``idempotency_key=`` to choose it), reused by its retries.
