@@ -88,6 +88,7 @@ async def owner(owner_admin: httpx.AsyncClient) -> dict[str, str]:
         "key_id": key_id,
         "delivery_id": "1",
         "event_id": chat.json()["event_id"],
+        "memory_id": str(uuid.uuid4()),  # another tenant's edit answers 404 before any memory is looked up
         "tenant_id": tenant_id,
         "name": "Hidden Vale",
         "npc_name": "Marta Hiddenname",
