@@ -12,6 +12,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from npcworld.canon import canon_of
 from npcworld.contracts import Commitment
 from npcworld.stepping import SteppedWorlds
 from services.dialogue.domain import Conversation, Line, Relationship
@@ -32,6 +33,7 @@ class NpcProfile:
     name: str
     persona: str = ""
     intentions: tuple[str, ...] = ()
+    canon: tuple[str, ...] = ()  # designer canon the NPC holds true (the world's, then its own)
 
 
 def _line(data: dict[str, Any]) -> Line:
@@ -80,13 +82,17 @@ class DialogueRepository:
         )
 
     async def profile(self, conn: Conn, tenant: str, world: str, npc_id: str) -> NpcProfile:
-        """The NPC's profile; an NPC the service has not heard of yet is known by its id."""
+        """The NPC's profile, with the canon it holds true; an NPC the service has not heard of yet is known
+        by its id."""
         cur = await conn.execute(
             f"SELECT name, persona, intentions FROM dialogue_npcs WHERE {_WORLD} AND npc_id = %(n)s",
             {"t": tenant, "w": world, "n": npc_id},
         )
         row = await cur.fetchone()
-        return NpcProfile(npc_id, row[0], row[1], tuple(row[2])) if row else NpcProfile(npc_id, npc_id)
+        canon = await canon_of(conn, tenant, world, npc_id)
+        if row is None:
+            return NpcProfile(npc_id, npc_id, canon=canon)
+        return NpcProfile(npc_id, row[0], row[1], tuple(row[2]), canon)
 
     async def add_intention(self, conn: Conn, tenant: str, world: str, npc_id: str, text: str) -> None:
         """Keep the NPC's newest intentions (at most ``MAX_INTENTIONS``), this one last."""

@@ -132,6 +132,7 @@ def _turn_input(
         now=clock_text(scene.now),
         transcript=_transcript(conversation, {speaker.npc_id: speaker.name, listener.npc_id: listener.name}),
         memories=memories,
+        canon=speaker.canon,
         turn=conversation.turns + 1,
         max_turns=cap,
     )
@@ -209,6 +210,7 @@ async def reply_to_player(deps: DialogueDeps, scene: Scene, text: str, *, interv
         text=text,
         now=clock_text(scene.now),
         memories=memories,
+        canon=scene.speaker.canon,
     )
     result = await deps.llm.complete(
         "interview_answer" if interview else "player_reply",

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld.canon import canon_of
 from npcworld.contracts import (
     ConversationEnded,
     DayPlanned,
@@ -27,6 +28,7 @@ from npcworld.projection import Projection
 from services.memory import projection
 from services.memory.deps import MemoryDeps
 from services.memory.domain import MemoryDraft, NpcRef, chat_memories, persona_summary, split_seed
+from services.memory.domain.canon import claim_text, contradicted
 from services.memory.holding import held_in_stepped_worlds, release_held, release_in_chunks
 from services.memory.projection import NoImportanceRater
 from services.memory.recording import is_repeated_observation, record_memories
@@ -135,9 +137,12 @@ async def on_utterance_spoken(event: Envelope, uow: UnitOfWork, deps: MemoryDeps
     speaker = NpcRef(event.tenant_id, event.world_id, event.npc_id)
     listener = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id,
                                                                   spoken.listener_id))
-    text = f'{await _name(uow, deps, speaker)} said to {listener.name or spoken.listener_id}: "{spoken.text}"'
-    draft = MemoryDraft("observation", text[:4000], event.world_time, spoken.location_path,
-                        await _name(uow, deps, speaker))
+    who, heard_by = await _name(uow, deps, speaker), listener.name or spoken.listener_id
+    against = contradicted(spoken.text, await canon_of(uow.conn, event.tenant_id, event.world_id,
+                                                       spoken.listener_id))
+    text = (claim_text(who, heard_by, spoken.text, against) if against
+            else f'{who} said to {heard_by}: "{spoken.text}"')
+    draft = MemoryDraft("observation", text[:4000], event.world_time, spoken.location_path, who)
     await record_memories(uow, deps, listener, [draft], at=event.world_time)
 
 
@@ -151,6 +156,9 @@ async def on_conversation_ended(event: Envelope, uow: UnitOfWork, deps: MemoryDe
     agreed = "; ".join(c.description for c in ended.commitments if c.npc_id == event.npc_id)
     text = f"Conversation with {', '.join(others)}: {ended.summary}"
     text += f" I agreed to: {agreed}." if agreed else ""
+    canon = await canon_of(uow.conn, event.tenant_id, event.world_id, event.npc_id)
+    if against := contradicted(ended.summary, canon):  # a claim made there, not a fact
+        text += f" (A claim made there is not so; I know: {against}.)"
     await record_memories(uow, deps, stream, [MemoryDraft("dialogue", text[:4000], event.world_time)],
                           at=event.world_time)
 
@@ -166,9 +174,11 @@ async def on_npc_replied(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> 
         return
     stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
     player = f"player {replied.player_id}"
+    canon = await canon_of(uow.conn, event.tenant_id, event.world_id, event.npc_id)
+    against = contradicted(replied.heard, canon) if replied.heard else None
     drafts = [MemoryDraft(kind, text, event.world_time, subject=player)
               for kind, text in chat_memories(stream.name or event.npc_id, replied.player_id, replied.heard,
-                                              replied.text)]
+                                              replied.text, against)]
     await record_memories(uow, deps, stream, drafts, at=event.world_time)
 
 

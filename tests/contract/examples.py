@@ -51,6 +51,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                      "description": "dig for silver", "location_path": "w:Old Mine:shaft"},
     "ActionValidatorSet": {"validator": {"validator_id": "val_1", "url": "https://studio.example/validate",
                                          "deadline_ms": 300, "on_failure": "veto", "places": ["w:Old Mine"]}},
+    "CanonSet": {"npc_id": "marta", "facts": ("the mayor is Tobias Wren", "the mine collapsed in 1891")},
     "ActionAcceptedByDefault": {"validator_id": "val_1", "failure": "timeout",
                                 "detail": "no answer within 300 ms", "description": "dig for silver",
                                 "location_path": "w:Old Mine:shaft"},

@@ -1,6 +1,7 @@
 """Event contracts: the envelope, one frozen payload model per event type, and the topic catalogue."""
 
 from npcworld.contracts.base import EventPayload
+from npcworld.contracts.canon import CanonSet
 from npcworld.contracts.dialogue import (
     Commitment,
     ConversationEnded,
@@ -79,6 +80,7 @@ __all__ = [
     "ActionValidatorSet",
     "ActionVetoed",
     "ArenaDef",
+    "CanonSet",
     "ClockChanged",
     "Commitment",
     "ConversationEnded",

@@ -9,6 +9,7 @@ from typing import Any
 import pydantic
 
 from npcworld.contracts.base import EventPayload
+from npcworld.contracts.canon import CanonSet
 from npcworld.contracts.dialogue import (
     ConversationEnded,
     InnerVoiceGiven,
@@ -65,6 +66,7 @@ EVENT_TYPES: Mapping[str, type[EventPayload]] = {
         ActionVetoed,
         ActionValidatorSet,
         ActionAcceptedByDefault,
+        CanonSet,
         PlacesDiscovered,
         ActionDecided,
         DayPlanned,

@@ -174,6 +174,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/worlds/{world_id}/canon": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get World Canon */
+        get: operations["get_world_canon_v1_worlds__world_id__canon_get"];
+        /**
+         * Set World Canon
+         * @description Replace the world's canon (an empty list removes it); every NPC of the world holds it true.
+         */
+        put: operations["set_world_canon_v1_worlds__world_id__canon_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/worlds/{world_id}/clock": {
         parameters: {
             query?: never;
@@ -330,6 +351,27 @@ export interface paths {
          * @description Edit the NPC's persona (``NpcPersonaChanged``): its prompts and the name others see follow it.
          */
         patch: operations["change_persona_v1_worlds__world_id__npcs__npc_id__patch"];
+        trace?: never;
+    };
+    "/v1/worlds/{world_id}/npcs/{npc_id}/canon": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Npc Canon */
+        get: operations["get_npc_canon_v1_worlds__world_id__npcs__npc_id__canon_get"];
+        /**
+         * Set Npc Canon
+         * @description Replace what this NPC holds true besides the world's canon (an empty list removes it).
+         */
+        put: operations["set_npc_canon_v1_worlds__world_id__npcs__npc_id__canon_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/worlds/{world_id}/npcs/{npc_id}/chat": {
@@ -906,6 +948,14 @@ export interface components {
             error: string | null;
             /** Status Code */
             status_code: number | null;
+        };
+        /**
+         * CanonBody
+         * @description Facts held true, each one short sentence ("The mayor is Tobias Wren").
+         */
+        CanonBody: {
+            /** Facts */
+            facts?: string[];
         };
         /** ChatIn */
         ChatIn: {
@@ -2671,6 +2721,71 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    get_world_canon_v1_worlds__world_id__canon_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                world_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CanonBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    set_world_canon_v1_worlds__world_id__canon_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                world_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CanonBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["RequestEntityTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     get_clock_v1_worlds__world_id__clock_get: {
         parameters: {
             query?: never;
@@ -3068,6 +3183,73 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["RequestEntityTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    get_npc_canon_v1_worlds__world_id__npcs__npc_id__canon_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                world_id: string;
+                npc_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CanonBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    set_npc_canon_v1_worlds__world_id__npcs__npc_id__canon_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                world_id: string;
+                npc_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CanonBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["RequestEntityTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];

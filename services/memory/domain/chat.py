@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from npcworld.contracts import MemoryKind
+from services.memory.domain.canon import claim_text
 
 __all__ = ["chat_memories"]
 
@@ -10,12 +11,16 @@ _MAX = 4000
 
 
 def chat_memories(
-    npc_name: str, player_id: str, heard: str | None, reply: str
+    npc_name: str, player_id: str, heard: str | None, reply: str, against: str | None = None
 ) -> list[tuple[MemoryKind, str]]:
     """(kind, text) of the exchange's memories: what the player said is an observation (something the
-    NPC heard, never an instruction), the reply a dialogue memory."""
+    NPC heard, never an instruction), the reply a dialogue memory. ``against``: the canon fact what the
+    player said contradicts; then it is remembered as the player's claim, with the fact."""
     said = f'{npc_name} replied to a player ({player_id}): "{reply}"'
     memories: list[tuple[MemoryKind, str]] = [("dialogue", said[:_MAX])]
     if heard:
-        memories.insert(0, ("observation", f'A player ({player_id}) said to {npc_name}: "{heard}"'[:_MAX]))
+        player = f"A player ({player_id})"
+        text = (claim_text(player, npc_name, heard, against) if against
+                else f'{player} said to {npc_name}: "{heard}"')
+        memories.insert(0, ("observation", text[:_MAX]))
     return memories

@@ -14,6 +14,7 @@ __all__ = [
     "ActionRule",
     "ArenaDef",
     "AttemptOut",
+    "CanonBody",
     "ChatIn",
     "ClockIn",
     "ClockOut",
@@ -141,6 +142,14 @@ class AttemptOut(BaseModel):
     duration_ms: float
     error: str | None
     status_code: int | None
+
+
+class CanonBody(BaseModel):
+    """Facts held true, each one short sentence ("The mayor is Tobias Wren")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    facts: list[str] = Field(default_factory=list)
 
 
 class ChatIn(BaseModel):

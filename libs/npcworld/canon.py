@@ -1,0 +1,32 @@
+"""Reading designer canon (``CanonSet``) from the event store: the facts of a world and of one NPC that the
+services put into prompts and check what NPCs hear against (docs/studio-controls.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg import AsyncConnection
+
+__all__ = ["canon_of"]
+
+# The latest set of each scope (the world's, the NPC's); events_type_idx serves it.
+_LATEST = (
+    "SELECT DISTINCT ON (coalesce(npc_id, '')) npc_id, payload FROM events"
+    " WHERE tenant_id = %s AND world_id = %s AND type = 'CanonSet' AND (npc_id IS NULL OR npc_id = %s)"
+    " ORDER BY coalesce(npc_id, ''), seq DESC"
+)
+
+
+async def canon_of(
+    conn: AsyncConnection[Any], tenant_id: str, world_id: str, npc_id: str | None = None
+) -> tuple[str, ...]:
+    """The world's canon, then ``npc_id``'s own (each the latest set of its scope); empty when none.
+
+    Read from the event log, so a fork sees its source's canon up to the fork point and replay needs no
+    read model. A set stored after an event was handled applies to what is handled after it.
+    """
+    cur = await conn.execute(_LATEST, (tenant_id, world_id, npc_id or ""))
+    rows = await cur.fetchall()
+    world = [f for npc, payload in rows if npc is None for f in payload.get("facts", ())]
+    own = [f for npc, payload in rows if npc is not None for f in payload.get("facts", ())]
+    return tuple(dict.fromkeys([*world, *own]))
