@@ -443,6 +443,15 @@ def simulate(
     click.echo(f"saved {out}/report.json and {out}/report.md")
 
 
+def _add_eval() -> None:
+    from launcher.evaluation.command import eval_command
+
+    main.add_command(eval_command)
+
+
+_add_eval()
+
+
 @main.group()
 def template() -> None:
     """World templates: generate a town of any size."""

@@ -1,6 +1,7 @@
 """SmartPlay-style games an NPC plays through the public API (pure rules and scoring): a two-armed bandit,
-rock-paper-scissors against a biased opponent and Tower of Hanoi with 3 disks. Scores are SmartPlay's:
-0 is a random player's expected result, 100 the optimal one."""
+rock-paper-scissors against a biased opponent and Tower of Hanoi with 3 disks. SmartPlay's score counts the
+turns the optimal action was taken (Hanoi: disks in place on the target peg); here it is normalised so that
+0 is a random player's expected score and 100 the optimal one."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ class Game(Protocol):
 
     name: str
 
+    @property
+    def limit(self) -> int: ...  # turns at most
     def rules(self) -> str: ...
     def question(self) -> str: ...
     def play(self, reply: str) -> str: ...  # the outcome, told back as a perception
@@ -44,14 +47,18 @@ class Game(Protocol):
 
 @dataclass
 class Bandit:
-    """Two levers paying a coin with probabilities ``odds``; scored on the expected payout of each pull."""
+    """Two levers paying a coin with probabilities ``odds``; scored on the pulls of the better lever."""
 
     seed: int
     rounds: int = 10
     odds: tuple[float, float] = (0.3, 0.7)
     name: str = "two-armed bandit"
     pulls: list[str | None] = field(default_factory=list)
-    expected: float = 0.0
+    best: int = 0  # pulls of the better lever
+
+    @property
+    def limit(self) -> int:
+        return self.rounds
 
     def rules(self) -> str:
         return ("A slot machine has a left lever and a right lever; each pull pays a coin or nothing, and "
@@ -65,7 +72,7 @@ class Bandit:
         choice = parse_choice(reply, ("left", "right"))
         self.pulls.append(choice)
         arm = ("left", "right").index(choice) if choice else rng.randrange(2)
-        self.expected += self.odds[arm]
+        self.best += self.odds[arm] == max(self.odds)
         paid = rng.random() < self.odds[arm]
         return f"The {('left', 'right')[arm]} lever {'paid a coin' if paid else 'paid nothing'}."
 
@@ -74,7 +81,7 @@ class Bandit:
         return len(self.pulls) >= self.rounds
 
     def score(self) -> float:
-        return normalise(self.expected, self.rounds * sum(self.odds) / 2, self.rounds * max(self.odds))
+        return normalise(self.best / self.rounds, 0.5, 1.0)
 
 
 _BEATS = {"rock": "scissors", "paper": "rock", "scissors": "paper"}
@@ -82,14 +89,19 @@ _BEATS = {"rock": "scissors", "paper": "rock", "scissors": "paper"}
 
 @dataclass
 class RockPaperScissors:
-    """Against an opponent who plays rock, paper, scissors with ``bias``; scored on expected payoff."""
+    """Against an opponent who plays rock, paper, scissors with ``bias``; scored on the rounds the throw with
+    the best expected payoff against that bias was thrown."""
 
     seed: int
     rounds: int = 10
     bias: tuple[float, float, float] = (0.5, 0.3, 0.2)
     name: str = "rock-paper-scissors"
     moves: list[str | None] = field(default_factory=list)
-    expected: float = 0.0
+    best: int = 0  # rounds with the best throw
+
+    @property
+    def limit(self) -> int:
+        return self.rounds
 
     def rules(self) -> str:
         return (f"Rock-paper-scissors against Old Tom, {self.rounds} rounds: a win is +1, a loss -1. "
@@ -104,7 +116,7 @@ class RockPaperScissors:
         choice = parse_choice(reply, names)
         self.moves.append(choice)
         mine = choice or rng.choice(names)
-        self.expected += payoff(mine, self.bias)
+        self.best += mine == max(_BEATS, key=lambda m: payoff(m, self.bias))
         theirs = rng.choices(names, weights=self.bias)[0]
         result = "won" if _BEATS[mine] == theirs else "lost" if _BEATS[theirs] == mine else "drew"
         return f"I threw {mine}, Old Tom threw {theirs}: I {result}."
@@ -114,8 +126,7 @@ class RockPaperScissors:
         return len(self.moves) >= self.rounds
 
     def score(self) -> float:
-        best = max(payoff(m, self.bias) for m in _BEATS)
-        return normalise(self.expected / self.rounds, 0.0, best)
+        return normalise(self.best / self.rounds, 1 / 3, 1.0)
 
 
 def payoff(move: str, bias: tuple[float, float, float]) -> float:

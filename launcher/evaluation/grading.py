@@ -91,7 +91,9 @@ def recall(fact: str, answer: str) -> float:
 
 
 def claims(answer: str) -> list[str]:
-    """The sentences of an answer that assert something (at least two content words)."""
+    """The sentences of an answer that assert something (at least two content words); a word cut off by
+    a clipped answer ("the even...") is left out."""
+    answer = re.sub(r"\w*(\.\.\.|\u2026)\s*$", "", answer)
     return [s.strip() for s in _SENTENCE.split(answer)
             if len(content_words(s)) >= _MIN_CLAIM_WORDS]
 

@@ -66,6 +66,10 @@ class Hanoi:
     illegal: int = 0
     history: list[str] = field(default_factory=list)
 
+    @property
+    def limit(self) -> int:
+        return self.budget
+
     def rules(self) -> str:
         return ("Tower of Hanoi: three disks (small 1, middle 2, large 3) sit on peg A; move them all to "
                 "peg C, one disk at a time, never a larger disk on a smaller one. Say a move as 'A to C'.")

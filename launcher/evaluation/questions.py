@@ -47,6 +47,7 @@ class NpcTruth:
     plan: tuple[PlanStep, ...] = ()
     reflections: tuple[str, ...] = ()
     heard: tuple[str, ...] = ()  # lines it spoke or heard, and summaries of its conversations
+    planned: tuple[str, ...] = ()  # every plan and revision as it would tell it ("07:00 have breakfast")
     known_names: dict[str, str] = field(default_factory=dict)  # npc id → name of the NPCs it perceived
 
 
@@ -54,7 +55,8 @@ def knowledge_of(truth: NpcTruth) -> Knowledge:
     """Everything the NPC could state without inventing it."""
     persona = " ".join(filter(None, (truth.name, truth.occupation, *truth.traits)))
     return Knowledge((persona, *truth.seeds, *(p.description for p in truth.perceived),
-                      *(f"{s.description} {s.place}" for s in truth.plan), *truth.reflections, *truth.heard))
+                      *(f"{s.description} {s.place}" for s in truth.plan), *truth.planned, *truth.reflections,
+                      *truth.heard))
 
 
 def questions_for(truth: NpcTruth) -> list[Question]:
@@ -106,7 +108,8 @@ def _reactions(truth: NpcTruth) -> list[Question]:
     """The paper asks how the NPC reacts to a situation; here the situation is one it perceived of someone
     else, and the answer is right when it takes in that situation (the rule-based grader checks relevance,
     not the wisdom of the reaction)."""
-    seen = [p for p in truth.perceived if p.subject and p.subject != truth.npc_id]
+    seen = [p for p in truth.perceived
+            if p.subject and p.subject != truth.npc_id and not p.description.endswith(" is idle")]
     return [_q(truth, "reactions", f"You notice this: {p.description}. What do you do?", (p.description,))
             for p in _spread(tuple(seen), _PER_CATEGORY)]
 

@@ -31,8 +31,9 @@ def test_always_pulling_the_better_lever_scores_100_and_the_worse_minus_100() ->
 def test_rock_paper_scissors_scores_against_the_opponents_bias() -> None:
     assert round(payoff("paper", (0.5, 0.3, 0.2)), 6) == 0.3  # the best answer to a rock-heavy opponent
     assert round(_play(RockPaperScissors(1), ["Paper, of course."] * 10), 6) == 100.0
-    # scissors beats paper (0.3) and loses to rock (0.5)
-    assert round(_play(RockPaperScissors(1), ["scissors"] * 10), 6) == round(100 * -0.2 / 0.3, 6)
+    assert round(payoff("scissors", (0.5, 0.3, 0.2)), 6) == -0.2  # beats paper (0.3), loses to rock (0.5)
+    assert round(_play(RockPaperScissors(1), ["scissors"] * 10), 6) == -50.0  # never the best throw
+    assert round(_play(RockPaperScissors(1), ["rock", "paper", "scissors"] * 3 + ["paper"]), 6) == 10.0
 
 
 def test_the_optimal_seven_moves_solve_hanoi_for_100() -> None:
