@@ -7,13 +7,13 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-__all__ = ["canon_of"]
+__all__ = ["canon_of", "canons_of"]
 
-# The latest set of each scope (the world's, the NPC's); events_type_idx serves it.
+# The latest set of each scope (the world's, each NPC's); events_type_idx serves it.
 _LATEST = (
     "SELECT DISTINCT ON (coalesce(npc_id, '')) npc_id, payload FROM events"
-    " WHERE tenant_id = %s AND world_id = %s AND type = 'CanonSet' AND (npc_id IS NULL OR npc_id = %s)"
-    " ORDER BY coalesce(npc_id, ''), seq DESC"
+    " WHERE tenant_id = %s AND world_id = %s AND type = 'CanonSet'"
+    " AND (npc_id IS NULL OR npc_id = ANY(%s)) ORDER BY coalesce(npc_id, ''), seq DESC"
 )
 
 
@@ -25,8 +25,14 @@ async def canon_of(
     Read from the event log, so a fork sees its source's canon up to the fork point and replay needs no
     read model. A set stored after an event was handled applies to what is handled after it.
     """
-    cur = await conn.execute(_LATEST, (tenant_id, world_id, npc_id or ""))
-    rows = await cur.fetchall()
-    world = [f for npc, payload in rows if npc is None for f in payload.get("facts", ())]
-    own = [f for npc, payload in rows if npc is not None for f in payload.get("facts", ())]
-    return tuple(dict.fromkeys([*world, *own]))
+    return (await canons_of(conn, tenant_id, world_id, [npc_id] if npc_id else []))[npc_id or ""]
+
+
+async def canons_of(
+    conn: AsyncConnection[Any], tenant_id: str, world_id: str, npc_ids: list[str]
+) -> dict[str, tuple[str, ...]]:
+    """``canon_of`` for each of ``npc_ids`` (and ``""``: the world's alone), in one query."""
+    cur = await conn.execute(_LATEST, (tenant_id, world_id, npc_ids))
+    scopes = {npc or "": tuple(payload.get("facts", ())) for npc, payload in await cur.fetchall()}
+    world = scopes.get("", ())
+    return {"": world} | {n: tuple(dict.fromkeys([*world, *scopes.get(n, ())])) for n in npc_ids}

@@ -85,7 +85,7 @@ async def outline_from(
         npc_name=state.persona.name, persona=state.persona.summary(), date=f"{day:%A %d %B %Y}",
         previous_day=state.previous_day, from_time=None if start is None else f"{start:%H:%M}",
         places=tuple(place_name(p) for p in state.places.arenas())[:60], goals=state.goals,
-        commitments=tuple(shown)[:10],
+        commitments=tuple(shown)[:10], canon=state.canon,
     )
     return await ask(llm, "plan_day", inputs, PlanDayOutput, state=state, now=now), shown
 

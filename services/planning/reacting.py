@@ -76,6 +76,7 @@ async def react(
         current_activity=current[:500], observation=seen.description[:2000], relationship=relationship,
         activity=activity, people=tuple(Person(npc_id=i, name=n) for i, n in
                                         mentioned(people, seen, state.key.npc_id)[:20]),
+        canon=state.canon,
     )
     decision = await ask(llm, "plan_reaction", inputs, ReactionOutput, state=state, now=now)
     talk_to = decision.talk_to

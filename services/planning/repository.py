@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 
+from npcworld.canon import canons_of
 from services.planning.domain import NpcKey, PlannerState
 from services.planning.snapshot import dump_state, load_state
 
@@ -48,7 +50,7 @@ class PlanningRepository:
             (key.tenant_id, key.world_id, key.npc_id),
         )
         row = await cur.fetchone()
-        return load_state(key, row[0]) if row else None
+        return (await _with_canon(conn, [load_state(key, row[0])]))[0] if row else None
 
     async def peek(self, conn: AsyncConnection[Any], key: NpcKey) -> PlannerState | None:
         """The NPC's state as committed, without a lock (to prepare work that ``get`` then checks)."""
@@ -57,7 +59,7 @@ class PlanningRepository:
             (key.tenant_id, key.world_id, key.npc_id),
         )
         row = await cur.fetchone()
-        return load_state(key, row[0]) if row else None
+        return (await _with_canon(conn, [load_state(key, row[0])]))[0] if row else None
 
     async def save(self, conn: AsyncConnection[Any], state: PlannerState) -> None:
         """Insert or replace the NPC's state; ``due_at`` follows the current action's end."""
@@ -84,7 +86,8 @@ class PlanningRepository:
             " ORDER BY due_at NULLS FIRST, npc_id",
             _due_params(tenant_id, world_id, now, limit, detail),
         )
-        return [load_state(NpcKey(tenant_id, world_id, npc), state) for npc, state in await cur.fetchall()]
+        rows = await cur.fetchall()
+        return await _with_canon(conn, [load_state(NpcKey(tenant_id, world_id, npc), s) for npc, s in rows])
 
     async def peek_due(
         self, conn: AsyncConnection[Any], tenant_id: str, world_id: str, now: datetime, *, limit: int,
@@ -92,7 +95,8 @@ class PlanningRepository:
     ) -> list[PlannerState]:
         """What ``due`` would return, as committed and without locks (to prepare work ``due`` then checks)."""
         cur = await conn.execute(_DUE, _due_params(tenant_id, world_id, now, limit, detail))
-        return [load_state(NpcKey(tenant_id, world_id, npc), state) for npc, state, _ in await cur.fetchall()]
+        rows = await cur.fetchall()
+        return await _with_canon(conn, [load_state(NpcKey(tenant_id, world_id, n), s) for n, s, _ in rows])
 
     async def roster(
         self, conn: AsyncConnection[Any], tenant_id: str, world_id: str
@@ -117,6 +121,15 @@ class PlanningRepository:
         await conn.execute(
             "DELETE FROM planning_npcs WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
         )
+
+
+async def _with_canon(conn: AsyncConnection[Any], states: list[PlannerState]) -> list[PlannerState]:
+    """The states with the canon their NPCs hold true now (read from the log, not stored with them)."""
+    if not states:
+        return states
+    key = states[0].key
+    canons = await canons_of(conn, key.tenant_id, key.world_id, [s.key.npc_id for s in states])
+    return [replace(s, canon=canons[s.key.npc_id]) for s in states]
 
 
 def _lock_name(key: NpcKey) -> str:

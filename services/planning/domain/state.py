@@ -96,6 +96,8 @@ class PlannerState:
     previous_day: str = ""
     seen: tuple[tuple[str, datetime], ...] = ()
     ready: bool = True
+    # Designer canon the NPC holds true, read with the state (never stored with it: npcworld.canon).
+    canon: tuple[str, ...] = ()
 
     @classmethod
     def heard_of(cls, key: NpcKey, places: tuple[str, ...]) -> PlannerState:

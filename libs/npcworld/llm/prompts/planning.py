@@ -46,6 +46,7 @@ class PlanDayInput(BaseModel):
     places: tuple[_Line, ...] = Field(min_length=1, max_length=60)
     goals: tuple[_Line, ...] = Field(default=(), max_length=10)
     commitments: tuple[_Line, ...] = Field(default=(), max_length=10)
+    canon: tuple[_Line, ...] = Field(default=(), max_length=100, description="designer canon: true facts")
 
 
 class BlockProposal(BaseModel):
@@ -142,6 +143,7 @@ class ReactionInput(BaseModel):
     relationship: tuple[str, ...] = Field(default=(), max_length=20, description="about the observed entity")
     activity: tuple[str, ...] = Field(default=(), max_length=20, description="about what it is doing")
     people: tuple[Person, ...] = Field(default=(), max_length=20)
+    canon: tuple[_Line, ...] = Field(default=(), max_length=100, description="designer canon: true facts")
 
 
 class ReactionOutput(BaseModel):
@@ -179,20 +181,22 @@ def _check_reaction(inputs: ReactionInput, output: ReactionOutput) -> None:
 
 _JSON_ONLY = "Answer with one JSON object only, "
 PLAN_DAY: PromptTemplate[PlanDayInput, PlanDayOutput] = PromptTemplate(
-    kind="plan_day", version=1,
+    kind="plan_day", version=2,
     system=("You plan the day of a character in a simulated town, in the character's own habits. Give the "
             "time the character wakes up and goes to bed, and an outline of the waking day in 5 to 8 blocks "
             "(from the given time on only, when one is given). Use only the places listed. Work the goals "
-            "and commitments into the plan at their times. " + _JSON_ONLY +
+            "and commitments into the plan at their times, and never plan against what is true in the "
+            "world. " + _JSON_ONLY +
             '{"wake_up": "HH:MM", "bed_time": "HH:MM", "blocks": [{"start": "HH:MM", "duration_minutes": 60, '
             '"description": "...", "place": "<one of the places>"}]}.'),
     user=("{npc_name}: {persona}\nToday is {date}.{from_time}\nYesterday: {previous_day}\nPlaces {npc_name} "
-          "knows:\n{places}\nGoals:\n{goals}\nCommitments:\n{commitments}"),
+          "knows:\n{places}\nGoals:\n{goals}\nCommitments:\n{commitments}\nTrue in this world:\n{canon}"),
     input_model=PlanDayInput, output_model=PlanDayOutput,
     fields=lambda i: {"npc_name": i.npc_name, "persona": i.persona, "date": i.date,
                       "from_time": f" Plan from {i.from_time} on." if i.from_time else "",
                       "previous_day": i.previous_day or "(nothing remembered)", "places": _lines(i.places),
-                      "goals": _lines(i.goals), "commitments": _lines(i.commitments)},
+                      "goals": _lines(i.goals), "commitments": _lines(i.commitments),
+                      "canon": _lines(i.canon)},
     check=_check_day, temperature=0.5, max_tokens=900,
 )
 PLAN_HOURS: PromptTemplate[PlanHoursInput, PlanHoursOutput] = PromptTemplate(
@@ -222,7 +226,7 @@ PLAN_ACTIONS: PromptTemplate[PlanActionsInput, PlanActionsOutput] = PromptTempla
     temperature=0.4, max_tokens=700,
 )
 PLAN_REACTION: PromptTemplate[ReactionInput, ReactionOutput] = PromptTemplate(
-    kind="plan_reaction", version=1,
+    kind="plan_reaction", version=2,
     system=("You decide whether a character in a simulated town carries on with what they are doing or "
             "reacts to what they just noticed, given what they remember about the one they noticed and "
             "about what it is doing. A reaction may be talking to one of the people listed (give their id "
@@ -231,11 +235,12 @@ PLAN_REACTION: PromptTemplate[ReactionInput, ReactionOutput] = PromptTemplate(
             '"talk_to": "<id or null>", "reason": "..."}.'),
     user=("{npc_name}: {persona}\nIt is {now}; {npc_name} is {current_activity}.\nObserved: {observation}\n"
           "What {npc_name} remembers about them:\n{relationship}\nAbout what they are doing:\n{activity}\n"
-          "People here:\n{people}"),
+          "People here:\n{people}\nTrue in this world (whatever was observed):\n{canon}"),
     input_model=ReactionInput, output_model=ReactionOutput,
     fields=lambda i: {"npc_name": i.npc_name, "persona": i.persona, "now": i.now,
                       "current_activity": i.current_activity, "observation": i.observation,
                       "relationship": _lines(i.relationship), "activity": _lines(i.activity),
-                      "people": _lines(tuple(f"{p.npc_id}: {p.name}" for p in i.people))},
+                      "people": _lines(tuple(f"{p.npc_id}: {p.name}" for p in i.people)),
+                      "canon": _lines(i.canon)},
     check=_check_reaction, temperature=0.3, max_tokens=300,
 )
