@@ -18,13 +18,16 @@ writes, dialogue's queued conversations): ``is_player_traffic`` tells it what th
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Literal
 
-__all__ = ["LANES", "Lane", "handling_lane", "is_player_traffic", "lane_of_root_sql", "player_traffic_sql",
-           "rank"]
+__all__ = ["LANES", "LANE_HEADER", "Lane", "WorldFirst", "current_lane", "handling_lane", "is_player_traffic",
+           "lane_of_root_sql", "player_traffic_sql", "rank"]
+
+LANE_HEADER = "X-Npcworld-Lane"  # sent with internal API calls made while handling an event
 
 Lane = Literal["interactive", "world", "ingest"]
 LANES: tuple[Lane, ...] = ("interactive", "world", "ingest")  # in the order a consumer takes them
@@ -67,6 +70,36 @@ def handling_lane(lane: str | None) -> Iterator[None]:
         _current.reset(token)
 
 
+def current_lane() -> str | None:
+    """The lane of the event being handled (None outside the loop)."""
+    return _current.get()
+
+
 def is_player_traffic() -> bool:
     """Whether the event being handled belongs to player traffic (False outside the loop, or unknown)."""
     return rank(_current.get()) != rank("world")
+
+
+class WorldFirst:
+    """Priority for work a process does outside its consumer loop: the memory service's API waits, before
+    serving a request made for ingest traffic, while the loop of the same process has the world's (or a
+    chat's) events to handle, for at most ``patience`` seconds; then it serves it anyway."""
+
+    def __init__(self, patience: float = 5.0) -> None:
+        self.patience = patience
+        self._free = asyncio.Event()
+        self._free.set()
+
+    def busy(self, busy: bool) -> None:
+        """The loop has (True) or has no longer (False) events ahead of ingest to handle."""
+        if busy:
+            self._free.clear()
+        else:
+            self._free.set()
+
+    async def turn(self, lane: str | None) -> None:
+        """Return when a request for ``lane`` may be served."""
+        if rank(lane) <= rank("world") or self._free.is_set():
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._free.wait(), self.patience)

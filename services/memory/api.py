@@ -26,6 +26,7 @@ from npcworld.db import open_pool
 from npcworld.embeddings import EmbeddingSpaceMismatchError
 from npcworld.errors import NotFoundError, TransientError, ValidationError
 from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.lanes import LANE_HEADER
 from npcworld.memory_client import MemoryPage, MemoryView, RetrievalRequest, RetrievedView
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
 from npcworld.service_auth import authorized
@@ -85,6 +86,7 @@ def _routes(app: FastAPI) -> None:
     @app.post("/internal/v1/retrieve", response_model=list[RetrievedView])
     async def retrieve_memories(body: RetrievalRequest, request: Request) -> list[RetrievedView]:
         deps: MemoryDeps = request.app.state.deps
+        await deps.world_first.turn(request.headers.get(LANE_HEADER))
         w = body.weights
         weights = RetrievalWeights(w.recency, w.importance, w.relevance) if w else RetrievalWeights()
         npc = NpcRef(body.tenant_id, body.world_id, body.npc_id)
@@ -130,6 +132,7 @@ def _routes(app: FastAPI) -> None:
 
 async def _page(request: Request, npc: NpcRef, *, limit: int, **filters: Any) -> MemoryPage:
     deps: MemoryDeps = request.app.state.deps
+    await deps.world_first.turn(request.headers.get(LANE_HEADER))
     async with request.app.state.pool.connection() as conn:
         stream = await deps.repository.get_npc(conn, npc)
         if stream is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from npcworld.embeddings import Embedder
+from npcworld.lanes import WorldFirst
 from services.memory.domain import ImportanceRater
 from services.memory.repository import MemoryRepository
 from services.memory.settings import MemorySettings
@@ -23,3 +24,5 @@ class MemoryDeps:
     # Ratings call a remote model: a poll's ratings are then made before its transaction (a dry run of
     # the handlers finds them). Offline ratings are local and quick: a dry run would cost more than it saves.
     rate_before_transaction: bool = False
+    # Shared by the consumer loop and the internal API: retrievals for ingest traffic let the world go first.
+    world_first: WorldFirst = field(default_factory=WorldFirst)

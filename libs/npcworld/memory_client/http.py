@@ -12,6 +12,7 @@ from pydantic import TypeAdapter
 from npcworld.cause import CAUSE_HEADER, current_cause
 from npcworld.contracts import MemoryKind
 from npcworld.errors import NotFoundError, PermanentError, TransientError, ValidationError
+from npcworld.lanes import LANE_HEADER, current_lane
 from npcworld.memory_client.port import MemoryPage, MemoryView, RetrievalRequest, RetrievedView
 from npcworld.service_auth import client_headers
 
@@ -77,8 +78,10 @@ class HttpMemoryReader:
         return MemoryPage.model_validate(await self._call("GET", "/internal/v1/memories", params=params))
 
     async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        cause = current_cause()
-        headers = {CAUSE_HEADER: cause.header()} if cause else None
+        cause, lane = current_cause(), current_lane()
+        headers = {CAUSE_HEADER: cause.header()} if cause else {}
+        if lane is not None:
+            headers[LANE_HEADER] = lane  # the memory service serves ingest traffic after the world's
         response = await self._send(method, path, headers, kwargs)
         if response.status_code < 300:
             return response.json()

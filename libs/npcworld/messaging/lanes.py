@@ -45,6 +45,7 @@ class LaneQueue(Generic[R]):
         self.ingest_chunk = ingest_chunk
         self._waiting: dict[TopicPartition, list[R]] = {}
         self._seen: dict[TopicPartition, int] = {}  # the highest offset added per partition
+        self._urgent = 0  # records ahead of ingest waiting
 
     def __len__(self) -> int:
         return sum(len(rs) for rs in self._waiting.values())
@@ -57,13 +58,18 @@ class LaneQueue(Generic[R]):
             if fresh:
                 self._waiting.setdefault(tp, []).extend(fresh)
                 self._seen[tp] = fresh[-1].offset
+                self._urgent += sum(_is_urgent(r) for r in fresh)
 
     def keep_only(self, assigned: Iterable[TopicPartition]) -> None:
         """Forget partitions no longer assigned (their new owner starts from the committed offset)."""
         keep = set(assigned)
         for tp in [tp for tp in self._seen if tp not in keep]:
-            self._waiting.pop(tp, None)
+            self._urgent -= sum(_is_urgent(r) for r in self._waiting.pop(tp, []))
             self._seen.pop(tp, None)
+
+    def urgent(self) -> bool:
+        """Whether records ahead of ingest (a chat's, the world's) wait."""
+        return self._urgent > 0
 
     def take(self, limit: int) -> list[R]:
         """Up to ``limit`` records of the best lane waiting, in store order; for ingest, only as many as hold
@@ -91,6 +97,7 @@ class LaneQueue(Generic[R]):
         for record in records:
             handled.setdefault(TopicPartition(record.topic, record.partition), set()).add(record.offset)
         offsets = {}
+        self._urgent -= sum(_is_urgent(r) for r in records)
         for tp, done in handled.items():
             left = [r for r in self._waiting.get(tp, []) if r.offset not in done]
             if left:
@@ -100,3 +107,7 @@ class LaneQueue(Generic[R]):
                 self._waiting.pop(tp, None)
                 offsets[tp] = self._seen[tp] + 1
         return offsets
+
+
+def _is_urgent(record: KafkaRecord) -> bool:
+    return rank(lane_of(record)) < LANES.index("ingest")

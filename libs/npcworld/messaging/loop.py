@@ -19,7 +19,7 @@ from npcworld.cause import handling
 from npcworld.contracts import EVENT_TYPES, Envelope, decode_envelope
 from npcworld.errors import PermanentError
 from npcworld.eventstore import EventStore, UnitOfWork
-from npcworld.lanes import handling_lane
+from npcworld.lanes import WorldFirst, handling_lane, rank
 from npcworld.messaging.dead_letter import DeadLetterer
 from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import make_consumer, make_producer
@@ -35,8 +35,10 @@ __all__ = ["ConsumerLoop", "Handler", "Prepare", "in_store_order"]
 
 logger = logging.getLogger(__name__)
 
-# Fetched records a consumer may hold unhandled (in polls of ``max_records``) before it stops fetching.
-_WAITING_POLLS = 4
+# Fetched records a consumer may hold unhandled (in polls of ``max_records``) before it stops fetching. Large:
+# while fetching is paused, the world's events wait in the broker behind player traffic (the queue is what
+# lets them overtake it), so this only bounds memory under sustained overload (~20,000 records, tens of MB).
+_WAITING_POLLS = 40
 
 D = TypeVar("D")
 Handler = Callable[[Envelope, UnitOfWork, D], Awaitable[None]]
@@ -77,6 +79,7 @@ class ConsumerLoop(Generic[D]):
         heartbeat_seconds: float = 2.0,
         prepare: Prepare[D] | None = None,
         events_per_transaction: int | None = None,
+        world_first: WorldFirst | None = None,
     ) -> None:
         unknown = set(handlers) - set(EVENT_TYPES)
         if unknown:
@@ -97,6 +100,8 @@ class ConsumerLoop(Generic[D]):
         self.events_per_transaction = events_per_transaction
         self.heartbeat_seconds = heartbeat_seconds
         self.prepare = prepare
+        # Told whether events ahead of ingest wait here, for work this process does outside the loop.
+        self.world_first = world_first
         self.store = EventStore()
         self.topics = sorted({EVENT_TYPES[t].topic.name for t in (*handlers, *self.appliers)})
         self.started = asyncio.Event()
@@ -187,13 +192,17 @@ class ConsumerLoop(Generic[D]):
             queue.keep_only(consumer.assignment())
             paused = self._flow(consumer, len(queue), paused)
             records = queue.take(self.max_records)
+            lane = lane_of(records[0]) if records else None  # a batch is of one lane
+            self._tell((bool(records) and rank(lane) < rank("ingest")) or queue.urgent())
             if records:
                 try:
-                    await self._process_batch(records, dead)
+                    with handling_lane(lane):
+                        await self._process_batch(records, dead)
                 except _Abandoned:
                     logger.warning("%s: stopping with a batch uncommitted; it will be redelivered", self.name)
                     return
                 offsets = queue.done(records)
+                self._tell(queue.urgent())
                 try:
                     await consumer.commit(offsets)
                 except KafkaError as exc:
@@ -202,6 +211,10 @@ class ConsumerLoop(Generic[D]):
                                    self.name, exc)
                 self._positions.update(offsets)
             self._report_lag(consumer)
+
+    def _tell(self, urgent: bool) -> None:
+        if self.world_first is not None:
+            self.world_first.busy(urgent)
 
     def _is_work(self, record: KafkaRecord) -> bool:
         """Whether this consumer handles the record's event type (by its header; without one, it may)."""
@@ -215,9 +228,12 @@ class ConsumerLoop(Generic[D]):
         """Stop fetching while ``waiting`` records exceed a few polls' worth; fetch again once under it."""
         bound = _WAITING_POLLS * self.max_records
         if waiting > bound and not paused:
+            logger.warning("%s: %d fetched events wait to be handled; fetching paused until they drain",
+                           self.name, waiting)
             consumer.pause(*consumer.assignment())
             return True
         if waiting <= bound and paused:
+            logger.info("%s: fetching resumed", self.name)
             consumer.resume(*consumer.paused())
             return False
         return paused

@@ -3,10 +3,12 @@ committing offsets only up to a partition's first record it has not handled."""
 
 from __future__ import annotations
 
+import asyncio
+
 from aiokafka import TopicPartition
 from aiokafka.structs import ConsumerRecord
 
-from npcworld.lanes import handling_lane, is_player_traffic, rank
+from npcworld.lanes import WorldFirst, handling_lane, is_player_traffic, rank
 from npcworld.messaging.lanes import LaneQueue
 
 Record = ConsumerRecord[bytes, bytes]
@@ -81,3 +83,34 @@ def test_handlers_know_whether_they_handle_player_traffic() -> None:
         with handling_lane(lane):
             assert is_player_traffic() is player
     assert not is_player_traffic()
+
+
+def test_the_queue_knows_whether_a_chats_or_the_worlds_records_wait() -> None:
+    posted, tick = record(P0, 0, seq=1, lane="ingest"), record(P0, 1, seq=2, lane="world")
+    queue: LaneQueue[Record] = LaneQueue()
+    queue.add({P0: [posted, tick]})
+    assert queue.urgent()
+    queue.done(queue.take(500))  # the tick
+    assert not queue.urgent()
+
+
+async def test_ingest_requests_wait_their_turn_while_the_world_is_busy_but_never_for_long() -> None:
+    gate = WorldFirst(patience=0.2)
+    gate.busy(True)
+    served: list[str] = []
+
+    async def serve(lane: str | None) -> None:
+        await gate.turn(lane)
+        served.append(str(lane))
+
+    tasks = [asyncio.create_task(serve(lane)) for lane in ("ingest", "world", "interactive", None)]
+    await asyncio.sleep(0.05)
+    assert sorted(served) == ["None", "interactive", "world"]  # only ingest waits
+    gate.busy(False)
+    await asyncio.gather(*tasks)
+    assert served[-1] == "ingest"
+
+    gate.busy(True)
+    started = asyncio.get_running_loop().time()
+    await serve("ingest")  # still busy: served after its patience, not starved
+    assert asyncio.get_running_loop().time() - started >= 0.19
