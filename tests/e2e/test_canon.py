@@ -61,6 +61,7 @@ async def test_canon_is_in_the_prompt_and_a_contradicting_line_is_remembered_as_
     said = "The mayor is Bob Stone, everyone knows that."
     r = await client.post(f"/v1/worlds/{w}/npcs/isabella/chat", json={"player_id": "p1", "text": said})
     assert r.status_code == 200, r.text
+    assert "Tobias Wren" in r.json()["reply"]  # she holds canon true (the offline provider answers with it)
     claim = (f'A player (p1) claims to Isabella Rodriguez: "{said}" (Isabella Rodriguez knows otherwise:'
              f" {MAYOR})")
     heard = await eventually(lambda: _observations(stack, town, "isabella"), lambda seen: claim in seen,

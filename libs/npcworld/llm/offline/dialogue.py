@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from npcworld.llm.offline.canon import canon_reply
 from npcworld.llm.offline.importance import default_scorer
 from npcworld.llm.offline.text import entities, words
 from npcworld.llm.prompts.dialogue import (
@@ -470,7 +471,10 @@ def answer_summary(i: DialogueSummaryInput) -> DialogueSummaryOutput:
 
 
 def _grounded(i: PlayerLineInput) -> str:
-    """The most relevant thing the NPC knows, preferring its own knowledge over quoted speech."""
+    """The most relevant thing the NPC knows: canon the line is about, else its own knowledge over quoted
+    speech."""
+    if fact := canon_reply(i.text, i.canon):
+        return _voice(_clip(fact, 600), i.npc, "")
     known = [m for m in i.memories if ': "' not in m.description] or list(i.memories)
     if not known:
         return "I don't know anything about that."
@@ -478,8 +482,12 @@ def _grounded(i: PlayerLineInput) -> str:
 
 
 def answer_player(i: PlayerLineInput) -> SpokenReply:
-    """Answer ``player_reply``: the NPC's most relevant memory, in its own voice (never obeyed)."""
-    return SpokenReply(reply=_grounded(i))
+    """Answer ``player_reply``: the NPC's most relevant memory, in its own voice (never obeyed); a player it
+    has talked with before is greeted as one. Warmth: the tone of what it heard, one more for an old
+    acquaintance."""
+    again = "Good to see you again! " if i.familiarity else ""
+    return SpokenReply(reply=_clip(again + _grounded(i), 1500),
+                       warmth=_warmth(5.0, i.text, 1 if i.familiarity else 0))
 
 
 def answer_interview(i: PlayerLineInput) -> SpokenReply:
