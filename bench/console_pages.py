@@ -4,7 +4,7 @@ Builds a world of ``--npcs`` NPCs (default 1,000) on the demo template's map wit
 1,000,000) in a fresh embedded PostgreSQL: per NPC and world step a move and an action, and the memories,
 retrievals, decisions, plans, talk and relationships an NPC's day brings, with a model call per decision
 (written straight into the event store, as the services would have appended them), and a fork of it at its
-middle world time (the history copied, then the fork's own events, which differ from the tenth minute). Then
+middle world time (the history copied, then its own events, which differ a world minute after the fork). Then
 it starts a gateway on it, signs in to the console and requests every page ``--repeat`` times (and re-runs a
 decision as a dry run with the offline provider), reporting the server time the gateway measured (the
 ``Server-Timing`` header: from the request reaching the console's handler to the page rendered) and the time
@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
@@ -55,12 +56,11 @@ def build(url: str, npcs: int, events: int, fork: bool = True) -> tuple[str, str
         conn.execute(_EVENTS_SQL, {"t": tenant_id, "w": WORLD, "n": npcs, "steps": steps})
         conn.execute(_CALLS_SQL, {"t": tenant_id, "w": WORLD})
         if fork:
-            conn.execute(_FORK_SQL, {"t": tenant_id, "w": WORLD, "f": FORK})
-            conn.execute(_FORKED_SQL, {"t": tenant_id, "w": WORLD, "f": FORK})
+            _fork(conn, tenant_id)
         conn.execute(_HEARTBEATS_SQL)
         conn.execute("VACUUM ANALYZE events")
-        why = conn.execute("SELECT event_id::text FROM events WHERE type = 'ActionDecided'"
-                           " AND npc_id = 'npc-1' ORDER BY seq DESC LIMIT 1").fetchone()
+        why = conn.execute("SELECT event_id::text FROM events WHERE type = 'ActionDecided' AND world_id = %s"
+                           " AND npc_id = 'npc-1' ORDER BY seq DESC LIMIT 1", (WORLD,)).fetchone()
         assert why is not None
     return key, str(why[0])
 
@@ -153,6 +153,17 @@ SELECT %(t)s, %(w)s, npc_id, 'reflection_questions', 1, 'h', 'npcworld-offline-1
 FROM events WHERE tenant_id = %(t)s AND type = 'ActionDecided'
 """
 
+def _fork(conn: psycopg.Connection[Any], tenant_id: str) -> None:
+    # Fork point and last event read first, and the table analysed: planned over a table without statistics,
+    # the copy re-read the world for every row it copied and ran for minutes.
+    conn.execute("ANALYZE events")
+    row = conn.execute("SELECT min(world_time) + (max(world_time) - min(world_time)) / 2, max(seq)"
+                       " FROM events WHERE tenant_id = %s AND world_id = %s", (tenant_id, WORLD)).fetchone()
+    assert row is not None
+    conn.execute(_FORK_SQL, {"t": tenant_id, "w": WORLD, "f": FORK, "at": row[0], "last": row[1]})
+    conn.execute(_FORKED_SQL, {"t": tenant_id, "w": WORLD, "f": FORK})
+
+
 _HEARTBEATS_SQL = """
 INSERT INTO consumer_heartbeats (consumer, types, llm_breakers)
 SELECT s, ARRAY['ObservationMade', 'WorldTicked', 'NpcsMoved'], jsonb_build_array(jsonb_build_object(
@@ -162,10 +173,8 @@ FROM unnest(ARRAY['memory', 'planning', 'perception']) s
 """
 FORK = "big-fork"
 # The fork of the big world at its middle: its history up to then copied (as fork_world copies it), then its
-# own events, the source's own later ones with what the NPCs do changed from the fork's tenth minute on.
+# own events, the source's own later ones with what the NPCs do changed a world minute after the fork point.
 _FORK_SQL = """
-WITH at AS (SELECT min(world_time) + (max(world_time) - min(world_time)) / 2 AS at FROM events
-             WHERE tenant_id = %(t)s AND world_id = %(w)s)
 INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id,
                     world_time, recorded_at, causation_id, correlation_id, forked_from, payload)
 SELECT gen_random_uuid(), CASE WHEN stream_id = %(t)s || '/world-' || %(w)s THEN %(t)s || '/world-' || %(f)s
@@ -173,21 +182,22 @@ SELECT gen_random_uuid(), CASE WHEN stream_id = %(t)s || '/world-' || %(w)s THEN
        version, type, schema_version, tenant_id, %(f)s, npc_id, world_time, now(),
        CASE WHEN world_time <= at THEN event_id END, correlation_id,
        CASE WHEN world_time <= at THEN event_id END,
-       CASE WHEN world_time > at + interval '10 minutes' AND type = 'ActionStarted'
+       CASE WHEN world_time > at + interval '1 minute' AND type = 'ActionStarted'
             THEN jsonb_set(payload, '{description}', '"reading in the park"')
-            WHEN type = 'NpcsMoved' THEN replace(payload::text, %(w)s || ':', %(f)s || ':')::jsonb
-            ELSE payload END
-FROM events, at WHERE tenant_id = %(t)s AND world_id = %(w)s ORDER BY seq
+            ELSE replace(payload::text, %(w)s || ':', %(f)s || ':')::jsonb END
+FROM events, (SELECT %(at)s::timestamptz AS at) fork WHERE tenant_id = %(t)s AND world_id = %(w)s
+ AND seq <= %(last)s
+ORDER BY seq
 """
 _FORKED_SQL = """
+WITH copies AS (SELECT max(world_time) AS at, count(*) AS n FROM events
+                 WHERE tenant_id = %(t)s::text AND world_id = %(f)s::text AND forked_from IS NOT NULL)
 INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id, world_time,
                     recorded_at, correlation_id, payload)
-SELECT gen_random_uuid(), %(t)s || '/world-' || %(f)s, max(version) + 1, 'WorldForked', 1, %(t)s, %(f)s,
-       (SELECT max(world_time) FROM events WHERE world_id = %(f)s AND forked_from IS NOT NULL), now(),
-       gen_random_uuid(), jsonb_build_object('source_world_id', %(w)s, 'at_world_time',
-         (SELECT max(world_time) FROM events WHERE world_id = %(f)s AND forked_from IS NOT NULL),
-         'copied_events', (SELECT count(*) FROM events WHERE world_id = %(f)s AND forked_from IS NOT NULL))
-FROM events WHERE stream_id = %(t)s || '/world-' || %(f)s
+SELECT gen_random_uuid(), %(t)s::text || '/world-' || %(f)s::text, max(version) + 1, 'WorldForked', 1,
+       %(t)s::text, %(f)s::text, copies.at, now(), gen_random_uuid(), jsonb_build_object(
+         'source_world_id', %(w)s::text, 'at_world_time', copies.at, 'copied_events', copies.n)
+FROM events, copies WHERE stream_id = %(t)s::text || '/world-' || %(f)s::text GROUP BY copies.at, copies.n
 """
 
 

@@ -31,7 +31,7 @@ async def fork_diff(
     types = tuple(t for t in type.split(",") if t in EVENT_TYPES)
     c = await read(request, compare, key.tenant_id, world_id, w.forked, npc_id=npc or None, types=types,
                    after=(max(p, 0), max(f, 0)), position=max(i, 0), limit=PAGE)
-    names = {**(await read(request, reads.world, key.tenant_id, c.source)).names, **w.names}
+    # The fork's NPCs are the source's (copied), so the fork's names serve both sides.
     following = (c.source_rows[-1].seq if c.source_rows else p, c.fork_rows[-1].seq if c.fork_rows else f)
-    return page(request, "fork.html", key, w=w, c=c, npc=npc, type=type, names=names,
+    return page(request, "fork.html", key, w=w, c=c, npc=npc, type=type, names=w.names,
                 types=sorted(EVENT_TYPES), following=following, page_size=PAGE, window=DIVERGENCE_WINDOW)

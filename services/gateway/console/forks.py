@@ -10,7 +10,6 @@ memories, conversations) and its places are named after its own world id.
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,10 +23,13 @@ __all__ = ["DIVERGENCE_WINDOW", "Comparison", "Row", "compare"]
 DIVERGENCE_WINDOW = 1_000  # events of each side searched for the first difference
 _LAST = 2**62
 _TOLD = ("description", "text", "summary", "reason", "query")
-_ID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}")
-
+# What an event says, ids and its world's id set aside (a digest: compared across the sides, never shown).
+_UUID = "[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}"
+_SAID = ("md5(type || '|' || coalesce(npc_id, '') || '|' || world_time::text || '|'"
+         f" || regexp_replace(replace(payload::text, %(w)s, ''), '{_UUID}', '', 'g'))")
+_PAGE = f"seq, event_id, type, npc_id, world_time, payload::text AS payload, {_SAID} AS said"
 _SIDE = """
-SELECT seq, event_id, type, npc_id, world_time, payload::text AS payload FROM events
+SELECT COLUMNS FROM events
  WHERE tenant_id = %(t)s AND world_id = %(w)s AND world_time >= %(at)s
    AND (world_time, seq) > (%(at)s, %(seq)s)
    AND (NOT %(own)s OR (forked_from IS NULL AND type <> 'WorldForked'))
@@ -45,7 +47,7 @@ class Row:
     npc_id: str | None
     world_time: datetime
     payload: str  # the payload's JSON text
-    said: str  # what it says, ids set aside (compared across the sides)
+    said: str  # a digest of what it says, ids set aside (compared across the sides)
 
     @property
     def gist(self) -> str:
@@ -68,17 +70,22 @@ class Comparison:
     searched: tuple[int, int]  # events of each side searched for it
 
 
-def _said(row: dict[str, Any], world_id: str) -> str:
-    payload = _ID.sub("<id>", str(row["payload"]).replace(world_id, "<world>"))
-    return f"{row['type']}|{row['npc_id']}|{row['world_time'].isoformat()}|{payload}"
-
-
 def _side(
     conn: psycopg.Connection[Any], where: dict[str, Any], after: tuple[datetime, int], limit: int
 ) -> list[Row]:
     with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(_SIDE, {**where, "at": after[0], "seq": after[1], "n": limit}).fetchall()
-    return [Row(**r, said=_said(r, str(where["w"]))) for r in rows]
+        rows = cur.execute(_SIDE.replace("COLUMNS", _PAGE),
+                           {**where, "at": after[0], "seq": after[1], "n": limit}).fetchall()
+    return [Row(**r) for r in rows]
+
+
+def _said(
+    conn: psycopg.Connection[Any], where: dict[str, Any], after: tuple[datetime, int]
+) -> list[tuple[int, str]]:
+    """(seq, what it says) of the first ``DIVERGENCE_WINDOW`` events of a side."""
+    rows = conn.execute(_SIDE.replace("COLUMNS", f"seq, {_SAID}"),
+                        {**where, "at": after[0], "seq": after[1], "n": DIVERGENCE_WINDOW}).fetchall()
+    return [(int(seq), str(said)) for seq, said in rows]
 
 
 def _cursor(
@@ -104,8 +111,8 @@ def compare(
     narrow = {"t": tenant_id, "npc": npc_id, "types": list(types)}
     sides = ({**narrow, "w": source, "own": False}, {**narrow, "w": fork_id, "own": True})
     starts = ((at, _LAST), (at, -1))  # the source's events later than the fork point; all the fork's own
-    window = [_side(conn, w, s, DIVERGENCE_WINDOW) for w, s in zip(sides, starts, strict=True)]
-    first = next((i for i, (a, b) in enumerate(zip(*window, strict=False)) if a.said != b.said), None)
+    window = [_said(conn, w, s) for w, s in zip(sides, starts, strict=True)]
+    first = next((i for i, (a, b) in enumerate(zip(*window, strict=False)) if a[1] != b[1]), None)
     if first is None and len(window[0]) != len(window[1]) and min(map(len, window)) < DIVERGENCE_WINDOW:
         first = min(map(len, window))  # one side goes on where the other has ended
     cursors = None
@@ -117,6 +124,6 @@ def compare(
                       (len(window[0]), len(window[1])))
 
 
-def _seq_at(rows: list[Row], index: int) -> int:
+def _seq_at(rows: list[tuple[int, str]], index: int) -> int:
     """The seq of the row at ``index`` (0: before the first; the last row when the side is shorter)."""
-    return rows[min(index, len(rows) - 1)].seq if index >= 0 and rows else 0
+    return rows[min(index, len(rows) - 1)][0] if index >= 0 and rows else 0
