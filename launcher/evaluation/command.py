@@ -15,8 +15,12 @@ class _Bars:
 
     def __init__(self) -> None:
         self.stage = ""
+        self.last: tuple[str, int, int] | None = None
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        if (stage, done, total) == self.last:
+            return
+        self.last = (stage, done, total)
         if stage != self.stage and self.stage:
             click.echo("", err=True)
         self.stage = stage

@@ -81,6 +81,8 @@ def _ablations(report: dict[str, Any]) -> list[str]:
                     f"| {r['mu']:.2f} | {r['sigma']:.2f} | {PAPER['trueskill_mu'][r['condition']]} |")
     order = " > ".join(_LABELS[c] for c in PAPER_ORDER)
     rows += ["", f"Order as the paper's ({order}): **{'yes' if ab['matches_paper'] else 'no'}**"]
+    ties = ", ".join(f"{pair} on {n}" for pair, n in ab.get("ties", {}).items())
+    rows += ["", f"Questions on which the paper's neighbours tied: {ties}."] if ties else []
     return rows
 
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import timedelta
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,14 @@ from launcher.evaluation.interviews import Answer, ask_all, summarise
 from launcher.evaluation.judging import LlmJudge
 from launcher.evaluation.playing import games_for, play_games
 from launcher.evaluation.questions import questions_for
-from launcher.evaluation.rating import CONDITIONS, Judgement, judge_by_grades, matches_paper, rank
+from launcher.evaluation.rating import (
+    CONDITIONS,
+    PAPER_ORDER,
+    Judgement,
+    judge_by_grades,
+    matches_paper,
+    rank,
+)
 from launcher.evaluation.report import to_markdown
 from launcher.evaluation.truth import read_truths
 from launcher.evaluation.worlds import create_world, step_worlds, wait_ready, world_id_of
@@ -162,19 +170,30 @@ async def rank_answers(answers: Sequence[Answer], conditions: Sequence[str]) -> 
         by_question.setdefault((a.question.npc_id, a.question.text), {})[a.condition] = a
     settings = load_llm_settings()
     judge = LlmJudge(settings) if settings.provider == "openai" else None
-    judgements: list[Judgement] = []
+    rounds: list[list[Judgement]] = []
     try:
         for group in by_question.values():
             grades: dict[str, Grade] = {c: a.grade for c, a in group.items()}
             if judge is None:
-                judgements += judge_by_grades(grades)
+                rounds.append(judge_by_grades(grades))
             else:
                 question = next(iter(group.values())).question
-                judgements += await judge.judge(question, {c: a.reply for c, a in group.items()}, grades)
+                rounds.append(await judge.judge(question, {c: a.reply for c, a in group.items()}, grades))
     finally:
         if judge is not None:
             await judge.close()
-    ranking = rank(conditions, judgements)
+    ranking = rank(conditions, rounds)
     return {"judge": "rule-based" if judge is None else f"llm ({settings.llm_model})",
-            "judgements": len(judgements), "llm_fallbacks": judge.fallbacks if judge else 0,
-            "ranking": [asdict(r) for r in ranking], "matches_paper": matches_paper(ranking)}
+            "judgements": sum(map(len, rounds)), "llm_fallbacks": judge.fallbacks if judge else 0,
+            "ranking": [asdict(r) for r in ranking], "matches_paper": matches_paper(ranking),
+            "ties": _ties(rounds)}
+
+
+def _ties(rounds: Sequence[Sequence[Judgement]]) -> dict[str, int]:
+    """For each pair of conditions adjacent in the paper's order: how many questions they tied on."""
+    found = {}
+    for a, b in pairwise(PAPER_ORDER):
+        drawn = [j for r in rounds for j in r if {j.a, j.b} == {a, b}]
+        if drawn:
+            found[f"{a} = {b}"] = sum(j.winner is None for j in drawn)
+    return found
