@@ -48,7 +48,9 @@ async def test_an_ablated_world_records_neither_observations_nor_plans_but_keeps
     assert await _kinds(pool, ordinary) == ["observation", "plan", "seed", "seed"]
 
 
-async def test_a_deleted_ablated_world_forgets_its_ablations(pool: AsyncConnectionPool, deps: MemoryDeps) -> None:
+async def test_a_deleted_ablated_world_forgets_its_ablations(
+    pool: AsyncConnectionPool, deps: MemoryDeps
+) -> None:
     npc = new_npc()
     await _live(pool, npc, deps, ("observation",))
     await handle(pool, envelope(WorldDeleted(), npc, T0, npc_id=""), deps)
