@@ -43,7 +43,8 @@ async def read_facts(conn: AsyncConnection[Any], tenant_id: str, world_id: str) 
             utterances[p["conversation_id"]].append(p["text"])
         elif kind == "ConversationEnded":
             ended.append((when, p))
-        elif kind == "RelationshipChanged" and npc_id and p.get("familiarity", 0) >= 1:
+        elif kind == "RelationshipChanged" and npc_id and p.get("familiarity", 0) >= 1 \
+                and not str(p["other_id"]).startswith("player:"):  # the town's network is among NPCs
             facts.relationships.add((npc_id, p["other_id"]))
         elif kind == "WorldTicked":
             facts.steps = max(facts.steps, p["step"])

@@ -40,6 +40,7 @@ from services.dialogue.conversations import (
 )
 from services.dialogue.deps import DialogueDeps
 from services.dialogue.domain import Conversation
+from services.dialogue.players import after_chat, familiarity_with
 from services.dialogue.profiles import (
     on_npc_created,
     on_npc_retired,
@@ -166,7 +167,9 @@ async def _reply(conn: AsyncConnection[Any], event: Envelope, deps: DialogueDeps
     said = event.payload
     assert isinstance(said, PlayerSpoke)
     scene = await _player_scene(conn, event, deps)
-    return await reply_to_player(deps, scene, said.text, interview=said.mode == "interview")
+    known = await familiarity_with(conn, deps, event)
+    interview = said.mode == "interview"
+    return await reply_to_player(deps, scene, said.text, interview=interview, familiarity=known)
 
 
 async def prepare_poll(events: list[Envelope], deps: DialogueDeps, pool: AsyncConnectionPool) -> None:
@@ -223,8 +226,9 @@ async def prepare_replies(events: list[Envelope], deps: DialogueDeps, pool: Asyn
             with handling(event.event_id, event.correlation_id):
                 async with pool.connection() as conn:
                     scene = await _player_scene(conn, event, deps)
+                    known = await familiarity_with(conn, deps, event)
                 deps.prepared[event.event_id] = await reply_to_player(
-                    deps, scene, said.text, interview=said.mode == "interview"
+                    deps, scene, said.text, interview=said.mode == "interview", familiarity=known
                 )
 
     await asyncio.gather(*(one(e) for e in events))
@@ -234,7 +238,8 @@ PREPARE = Prepare(frozenset({"PlayerSpoke", "UtteranceSpoken"}), prepare_poll)
 
 
 async def on_player_spoke(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
-    """A player (or interviewer) spoke to the NPC: reply from its memories; nothing else changes."""
+    """A player (or interviewer) spoke to the NPC: reply from its memories. A chat (not an interview) also
+    moves the NPC's relationship with the player (``players.after_chat``); nothing else changes."""
     said = event.payload
     assert isinstance(said, PlayerSpoke)
     npc = _npc(event)
@@ -248,7 +253,10 @@ async def on_player_spoke(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) 
         memory_ids=reply.memory_ids,
         heard=said.text,
     )
-    await uow.append(f"chat-{event.world_id}-{npc}", [uow.new_event(replied)])
+    out = [uow.new_event(replied)]
+    if said.mode == "chat":
+        out.append(uow.new_event(await after_chat(uow.conn, deps, event, reply)))
+    await uow.append(f"chat-{event.world_id}-{npc}", out)
 
 
 async def on_inner_voice_given(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:

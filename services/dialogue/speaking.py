@@ -29,7 +29,8 @@ from services.dialogue.deps import DialogueDeps
 from services.dialogue.domain import CommitmentDraft, Conversation, Line, Relationship, resolve_commitment
 from services.dialogue.repository import NpcProfile
 
-__all__ = ["Reply", "Scene", "clock_text", "next_line", "plan_lines", "reply_to_player", "summarise"]
+__all__ = ["Reply", "Scene", "clock_text", "next_line", "plan_lines", "player_subject", "reply_to_player",
+           "summarise"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ class Reply:
     text: str
     provider: str
     memory_ids: tuple[str, ...]
+    warmth: int = 0
 
 
 def clock_text(now: datetime) -> str:
@@ -61,6 +63,8 @@ def clock_text(now: datetime) -> str:
 # A conversation line also recalls the speaker's own news: retrieval for the listener and the line heard
 # alone rarely brings up what the speaker has to tell (an event it plans, what it heard elsewhere).
 NEWS_K = 4
+# A returning player: at most this many of its earlier lines are recalled beside the relevant memories.
+PLAYER_K = 3
 
 
 def news_query(speaker: str) -> str:
@@ -196,13 +200,39 @@ async def summarise(deps: DialogueDeps, scene: Scene, conversation: Conversation
     return result.value.summary
 
 
-async def reply_to_player(deps: DialogueDeps, scene: Scene, text: str, *, interview: bool) -> Reply:
+def player_subject(player_id: str) -> str:
+    """The ``subject`` of the memories a chat leaves (services/memory: ``player <id>``)."""
+    return f"player {player_id}"
+
+
+async def _player_memories(deps: DialogueDeps, scene: Scene) -> tuple[MemoryItem, ...]:
+    """What the NPC remembers of this player from earlier chats: a retrieval for the player's own lines,
+    keeping only memories whose subject is this player (a player is recognised by the studio's id)."""
+    player, npc = scene.listener.npc_id, scene.speaker
+    request = RetrievalRequest(tenant_id=scene.tenant_id, world_id=scene.world_id, npc_id=npc.npc_id,
+                               query=f"A player ({player}) said to {npc.name}"[:2000], k=deps.retrieve_k,
+                               now=scene.now)
+    try:
+        found = await deps.memory.retrieve(request)
+    except NotFoundError:
+        return ()
+    return tuple(MemoryItem(id=m.memory_id, description=m.description, importance=m.importance)
+                 for m in found if m.subject == player_subject(player))[:PLAYER_K]
+
+
+async def reply_to_player(
+    deps: DialogueDeps, scene: Scene, text: str, *, interview: bool, familiarity: int = 0
+) -> Reply:
     """The NPC (``scene.speaker``) answers what ``scene.listener`` (the player or interviewer) said.
 
-    The player's words are only the retrieval query and quoted speech in the prompt: nothing else
-    changes, whatever they say.
+    The player's words are only the retrieval query and quoted speech in the prompt. A player the NPC has
+    talked with (``familiarity`` chats) is recognised: its earlier lines are recalled beside the memories
+    relevant to what it says now.
     """
     memories = await _memories(deps, scene, scene.speaker.npc_id, text)
+    if familiarity and not interview:
+        known = await _player_memories(deps, scene)
+        memories += tuple(m for m in known if m.id not in {n.id for n in memories})
     inputs = PlayerLineInput(
         npc=scene.speaker.name,
         persona=scene.speaker.persona,
@@ -211,6 +241,7 @@ async def reply_to_player(deps: DialogueDeps, scene: Scene, text: str, *, interv
         now=clock_text(scene.now),
         memories=memories,
         canon=scene.speaker.canon,
+        familiarity=familiarity,
     )
     result = await deps.llm.complete(
         "interview_answer" if interview else "player_reply",
@@ -221,4 +252,4 @@ async def reply_to_player(deps: DialogueDeps, scene: Scene, text: str, *, interv
         npc_id=scene.speaker.npc_id,
         world_time=scene.now,
     )
-    return Reply(result.value.reply, result.provider, tuple(m.id for m in memories))
+    return Reply(result.value.reply, result.provider, tuple(m.id for m in memories), result.value.warmth)

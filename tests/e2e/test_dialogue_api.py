@@ -171,3 +171,39 @@ async def test_bad_chat_input_is_a_problem_naming_the_field(stack: Stack, client
     assert r.json()["errors"][0]["field"] == "text"
     r = await client.post(f"{npcs}/isabella/chat", json={"player_id": "p1", "text": "hi", "timeout_s": 0})
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "timeout_s"
+
+
+async def test_a_player_met_in_an_earlier_session_is_recognised_and_the_relationship_grew(
+    stack: Stack, client_factory: MakeClient
+) -> None:
+    studio = await client_factory()
+    town, npcs = await _town(studio, stack)
+    await eventually(lambda: seeded(stack, town, "isabella"), bool, timeout=60)
+
+    async def session_chat(player_id: str, text: str) -> dict[str, object]:
+        r = await studio.post(f"/v1/worlds/{town.world_id}/sessions", json={"player_id": player_id})
+        assert r.status_code == 201, r.text
+        session = r.json()
+        game = httpx.AsyncClient(base_url=studio.base_url, timeout=30,
+                                 headers={"Authorization": f"Bearer {session['token']}"})
+        async with game:
+            said = await game.post(f"{npcs}/isabella/chat", json={"player_id": player_id, "text": text})
+        assert said.status_code == 200, said.text
+        assert (await studio.delete(f"/v1/keys/{session['session_id']}")).status_code == 204  # session over
+        return said.json()  # type: ignore[no-any-return]
+
+    first = await session_chat("p1", "Hello! I restore old clocks in the next town.")
+    assert not str(first["reply"]).startswith("Good to see you again")
+    heard = await eventually(lambda: recent(stack, town, "isabella", "observation"),
+                             lambda ms: any("clocks" in m.description for m in ms), timeout=60)
+    (clocks,) = [m.memory_id for m in heard if "clocks" in m.description]
+
+    later = await session_chat("p1", "Any plans for tonight?")
+    assert str(later["reply"]).startswith("Good to see you again!") and "party" in str(later["reply"])
+    assert clocks in later["memory_ids"]  # type: ignore[operator]
+    stranger = await session_chat("p2", "Any plans for tonight?")
+    assert not str(stranger["reply"]).startswith("Good to see you again")
+
+    known = {r["other_id"]: r for r in (await studio.get(f"{npcs}/isabella/relationships")).json()}
+    assert known["player:p1"]["player_id"] == "p1" and known["player:p1"]["familiarity"] == 2
+    assert known["player:p1"]["sentiment"] > known["player:p2"]["sentiment"] >= 5

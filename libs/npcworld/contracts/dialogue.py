@@ -69,13 +69,14 @@ class ConversationEnded(EventPayload):
 
 
 class RelationshipChanged(EventPayload):
-    """How the envelope's NPC now regards ``other_id`` (social awareness: sentiment 0-10)."""
+    """How the envelope's NPC now regards ``other_id`` (social awareness: sentiment 0-10): another NPC, or a
+    player as ``player:<player_id>`` (the studio's id; a chat counts as one exchange)."""
 
     event_type: ClassVar[str] = "RelationshipChanged"
     topic: ClassVar[Topic] = DIALOGUE
 
-    other_id: str = Field(min_length=1, max_length=100)
-    familiarity: int = Field(ge=0, description="conversations held with the other so far")
+    other_id: str = Field(min_length=1, max_length=120)
+    familiarity: int = Field(ge=0, description="conversations (with a player: chats) held so far")
     sentiment: float = Field(ge=0, le=10, description="0 hostile, 5 neutral, 10 devoted")
     summary: str = Field(default="", max_length=2000)
 

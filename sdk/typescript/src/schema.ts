@@ -567,7 +567,8 @@ export interface paths {
         };
         /**
          * Relationships
-         * @description How the NPC regards every NPC it has talked with (read from the dialogue service's table).
+         * @description How the NPC regards every NPC and player it has talked with (read from the dialogue service's
+         *     table); a player is known by the studio's player id across sessions.
          */
         get: operations["relationships_v1_worlds__world_id__npcs__npc_id__relationships_get"];
         put?: never;
@@ -1655,13 +1656,21 @@ export interface components {
         RelationshipOut: {
             /**
              * Familiarity
-             * @description conversations held
+             * @description conversations held (with a player: chats)
              */
             familiarity: number;
             /** Last Talked */
             last_talked: string | null;
-            /** Other Id */
+            /**
+             * Other Id
+             * @description another NPC's id, or `player:<player_id>` for a player
+             */
             other_id: string;
+            /**
+             * Player Id
+             * @description the player's id when the other is a player
+             */
+            player_id?: string | null;
             /**
              * Sentiment
              * @description 0 hostile, 5 neutral, 10 devoted

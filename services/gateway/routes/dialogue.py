@@ -87,8 +87,9 @@ class ReplyOut(BaseModel):
 
 
 class RelationshipOut(BaseModel):
-    other_id: str
-    familiarity: int = Field(description="conversations held")
+    other_id: str = Field(description="another NPC's id, or `player:<player_id>` for a player")
+    player_id: str | None = Field(default=None, description="the player's id when the other is a player")
+    familiarity: int = Field(description="conversations held (with a player: chats)")
     sentiment: float = Field(description="0 hostile, 5 neutral, 10 devoted")
     summary: str
     last_talked: datetime | None
@@ -323,7 +324,8 @@ async def inner_voice(
 
 @router.get(f"{NPC_PATH}/relationships", response_model=list[RelationshipOut])
 async def relationships(world_id: str, npc_id: str, key: Reader, request: Request) -> list[RelationshipOut]:
-    """How the NPC regards every NPC it has talked with (read from the dialogue service's table)."""
+    """How the NPC regards every NPC and player it has talked with (read from the dialogue service's
+    table); a player is known by the studio's player id across sessions."""
     await _npc_world(request, key.tenant_id, world_id, npc_id, active=False)
     async with request.app.state.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
         await cur.execute(
@@ -331,4 +333,9 @@ async def relationships(world_id: str, npc_id: str, key: Reader, request: Reques
                WHERE tenant_id = %s AND world_id = %s AND npc_id = %s ORDER BY other_id""",
             (key.tenant_id, world_id, npc_id),
         )
-        return [RelationshipOut(**row) for row in await cur.fetchall()]
+        rows = await cur.fetchall()
+    return [RelationshipOut(**row, player_id=_player(row["other_id"])) for row in rows]
+
+
+def _player(other_id: str) -> str | None:
+    return other_id.removeprefix("player:") if other_id.startswith("player:") else None

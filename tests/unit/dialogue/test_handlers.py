@@ -140,12 +140,14 @@ async def test_a_player_injection_is_only_heard_the_reply_changes_nothing_else()
         "isabella",
     )
     emitted = await w.handle(said)
-    assert [e.type for e in emitted] == ["NpcReplied"]
+    assert [e.type for e in emitted] == ["NpcReplied", "RelationshipChanged"]
     reply = emitted[0].payload
     assert isinstance(reply, NpcReplied) and reply.in_reply_to == str(said.event_id)
     assert emitted[0].causation_id == said.event_id and reply.provider == "offline"
     assert "party" in reply.text and "mayor" not in reply.text
-    assert (dict(w.repo.relationships), dict(w.repo.conversations), dict(w.repo.npcs)) == before
+    # Only the NPC's own regard for this player moved (by how it answered); nothing among NPCs did.
+    others = {k: v for k, v in w.repo.relationships.items() if k[3] != "player:p1"}
+    assert (others, dict(w.repo.conversations), dict(w.repo.npcs)) == before
 
 
 async def test_an_interviewer_gets_an_answer_grounded_in_memories() -> None:
@@ -230,3 +232,28 @@ async def test_no_conversation_opens_with_a_retired_npc_and_a_persona_edit_is_th
     assert (profile.name, profile.persona) == ("Isabella Brandt", "age 31; baker")
     await w.handle(w.envelope(NpcRetired(npc_id="sam"), "sam"))
     assert await w.converse(request(w)) == []
+
+
+async def test_a_returning_player_is_recognised_by_its_id_and_the_relationship_grows_with_each_chat() -> None:
+    w = World()
+    await setup(w)
+    earlier = "A player (p9) said to Isabella Rodriguez: \"I restore old clocks in the next town\""
+    w.memory.add(w.tenant, w.world, "isabella", earlier, created_at=T0 - timedelta(days=2),
+                 subject="player p9")
+    first = await w.handle(w.envelope(PlayerSpoke(player_id="p9", text="Hello, lovely cafe!"), "isabella"))
+    assert "again" not in first[0].payload.text  # type: ignore[attr-defined]
+    later = w.envelope(PlayerSpoke(player_id="p9", text="Any plans tonight?"), "isabella",
+                       T0 + timedelta(days=1))
+    second = await w.handle(later)
+    reply = second[0].payload
+    assert isinstance(reply, NpcReplied) and reply.text.startswith("Good to see you again!")
+    recalled = {m.memory_id for m in w.memory.streams[(w.tenant, w.world, "isabella")]
+                if m.description == earlier}
+    assert recalled <= set(reply.memory_ids) and recalled
+    (changed,) = [e.payload for e in second if isinstance(e.payload, RelationshipChanged)]
+    assert changed.other_id == "player:p9" and changed.familiarity == 2 and changed.sentiment > 5
+    stranger = await w.handle(w.envelope(PlayerSpoke(player_id="p10", text="Hi"), "isabella"))
+    assert "again" not in stranger[0].payload.text  # type: ignore[attr-defined]
+    asked = PlayerSpoke(player_id="interviewer:k1", text="Any news?", mode="interview",
+                        interviewer="a reporter")
+    assert [e.type for e in await w.handle(w.envelope(asked, "isabella"))] == ["NpcReplied"]

@@ -592,6 +592,7 @@ class RelationshipOut(BaseModel):
     familiarity: int
     last_talked: datetime | None
     other_id: str
+    player_id: str | None = None
     sentiment: float
     summary: str
 
