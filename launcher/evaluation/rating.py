@@ -10,6 +10,7 @@ from itertools import combinations, pairwise
 import trueskill
 
 from launcher.evaluation.grading import Grade
+from npcworld.contracts.world import Ablation
 
 __all__ = [
     "CONDITIONS",
@@ -23,7 +24,7 @@ __all__ = [
 ]
 
 # Condition → WorldCreated.ablations. The paper's ablated architectures, best first (its Figure 8).
-CONDITIONS: dict[str, tuple[str, ...]] = {
+CONDITIONS: dict[str, tuple[Ablation, ...]] = {
     "full": (),
     "no_reflection": ("reflection",),
     "no_reflection_planning": ("reflection", "planning"),

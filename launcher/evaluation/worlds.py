@@ -64,8 +64,7 @@ async def create_world(pool: AsyncConnectionPool, tenant_id: str, world_id: str,
     start = template.start_time
     async with pool.connection() as conn, conn.transaction():
         uow = UnitOfWork(conn, EventStore())
-        created = WorldCreated(name=world_id, start_time=start,
-                               ablations=CONDITIONS[condition])  # type: ignore[arg-type]
+        created = WorldCreated(name=world_id, start_time=start, ablations=CONDITIONS[condition])
         events = [uow.new_event(created, tenant_id=tenant_id, world_id=world_id, world_time=start)]
         events.append(uow.new_event(template.definition(name), tenant_id=tenant_id, world_id=world_id,
                                     world_time=start))

@@ -9,6 +9,7 @@ import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import DayPlanned, NpcCreated, ObservationMade, PlanItem, WorldCreated, WorldDeleted
+from npcworld.contracts.world import Ablation
 from services.memory.deps import MemoryDeps
 from services.memory.domain import NpcRef
 from tests.integration.memory.support import T0, envelope, handle, new_npc
@@ -25,8 +26,10 @@ async def _kinds(pool: AsyncConnectionPool, npc: NpcRef) -> list[str]:
         return [r[0] for r in await cur.fetchall()]
 
 
-async def _live(pool: AsyncConnectionPool, npc: NpcRef, deps: MemoryDeps, ablations: tuple[str, ...]) -> None:
-    created = WorldCreated(name="w", start_time=T0, ablations=ablations)  # type: ignore[arg-type]
+async def _live(
+    pool: AsyncConnectionPool, npc: NpcRef, deps: MemoryDeps, ablations: tuple[Ablation, ...]
+) -> None:
+    created = WorldCreated(name="w", start_time=T0, ablations=ablations)
     await handle(pool, envelope(created, npc, T0, npc_id=""), deps)
     seed = NpcCreated(npc_id=npc.npc_id, name="Ada Park", seed="Ada bakes bread; Ada likes rain")
     await handle(pool, envelope(seed, npc, T0, npc_id=""), deps)
