@@ -12,6 +12,7 @@ import pytest
 
 from npcworld.contracts import UtteranceSpoken
 from npcworld.embeddings import LocalMiniLMEmbedder
+from npcworld.llm.prompts.dialogue import PLAYER_REPLY
 from tests.infra import BrokerForTests
 from tests.integration.dialogue.support import PARTY, Stack, Town, plant, recent, running_dialogue, seeded
 from tests.polling import eventually
@@ -73,7 +74,7 @@ async def test_canon_is_in_the_prompt_and_a_contradicting_line_is_remembered_as_
             "SELECT template_version, request::text FROM llm_calls WHERE tenant_id = %s AND world_id = %s"
             " AND prompt_kind = 'player_reply'", (town.tenant_id, w))
         (version, prompt), = await cur.fetchall()
-    assert version == 2 and MAYOR in prompt and own in prompt
+    assert version == PLAYER_REPLY.version and MAYOR in prompt and own in prompt
 
     gossip = UtteranceSpoken(conversation_id=f"c-{uuid.uuid4().hex[:6]}", turn=1, listener_id="isabella",
                              text="I heard the mayor is Carl Brown now.")
