@@ -1,6 +1,7 @@
 """Designer canon on the real stack: facts set over the REST API (world and NPC) are in the context of the
 NPC's recorded dialogue prompts; a player's chat line or another NPC's line that contradicts them is
-remembered as that speaker's claim, never as what is so; the routes check input, scopes and tenants."""
+remembered as that speaker's claim, never as what is so; the routes check input, scopes and tenants, and a
+fork keeps its source's canon."""
 
 from __future__ import annotations
 
@@ -103,6 +104,11 @@ async def test_canon_routes_check_input_scopes_and_tenants(
     assert (await reader.put(path, json={"facts": [MAYOR]})).status_code == 403
     assert (await client.put(path, json={"facts": [MAYOR, MAYOR]})).status_code == 202
     assert (await reader.get(path)).json() == {"facts": [MAYOR]}  # duplicates dropped
+    fork = f"{town.world_id}-fork"
+    forked = await client.post(f"/v1/worlds/{town.world_id}/fork",
+                               json={"at": "2023-02-14T15:00:00Z", "new_world_id": fork})
+    assert forked.status_code == 201, forked.text
+    assert (await client.get(f"/v1/worlds/{fork}/canon")).json() == {"facts": [MAYOR]}  # kept by the fork
     assert (await stranger.get(path)).status_code == 404
     assert (await stranger.put(path, json={"facts": []})).status_code == 404
     assert (await stranger.get(f"/v1/worlds/{town.world_id}/npcs/sam/canon")).status_code == 404
