@@ -25,6 +25,7 @@ from npcworld.contracts.planning import ConversationRequested
 from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
 from npcworld.lanes import is_player_traffic
+from npcworld.llm.streaming import ReplyChunkWriter, streaming_to
 from npcworld.messaging import Prepare
 from npcworld.stepping import steps
 from services.dialogue.conversations import (
@@ -227,9 +228,15 @@ async def prepare_replies(events: list[Envelope], deps: DialogueDeps, pool: Asyn
                 async with pool.connection() as conn:
                     scene = await _player_scene(conn, event, deps)
                     known = await familiarity_with(conn, deps, event)
-                deps.prepared[event.event_id] = await reply_to_player(
-                    deps, scene, said.text, interview=said.mode == "interview", familiarity=known
-                )
+                # The reply's text goes to the chat's stream as the LLM layer produces it (GET …/stream).
+                chunks = ReplyChunkWriter(pool, event.event_id, event.tenant_id, event.world_id)
+                try:
+                    async with streaming_to(chunks):
+                        deps.prepared[event.event_id] = await reply_to_player(
+                            deps, scene, said.text, interview=said.mode == "interview", familiarity=known
+                        )
+                finally:
+                    await chunks.aclose()
 
     await asyncio.gather(*(one(e) for e in events))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -207,3 +208,44 @@ async def test_a_player_met_in_an_earlier_session_is_recognised_and_the_relation
     known = {r["other_id"]: r for r in (await studio.get(f"{npcs}/isabella/relationships")).json()}
     assert known["player:p1"]["player_id"] == "p1" and known["player:p1"]["familiarity"] == 2
     assert known["player:p1"]["sentiment"] > known["player:p2"]["sentiment"] >= 5
+
+
+async def _sse(client: httpx.AsyncClient, url: str, **headers: str) -> list[tuple[str, str, str]]:
+    """(id, event, data) of every event of a stream that ends by itself."""
+    out, fields = [], {"id": "", "event": "", "data": ""}
+    async with client.stream("GET", url, headers=headers, timeout=60) as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        async for line in r.aiter_lines():
+            if not line:
+                if fields["event"]:
+                    out.append((fields["id"], fields["event"], fields["data"]))
+                fields = {"id": "", "event": "", "data": ""}
+            elif not line.startswith(":") and ":" in line:
+                name, value = line.split(":", 1)
+                fields[name] = value.strip()
+    return out
+
+
+async def test_a_reply_streams_word_by_word_and_a_late_client_resumes_with_last_event_id(
+    stack: Stack, client_factory: MakeClient
+) -> None:
+    client = await client_factory()
+    town, npcs = await _town(client, stack)
+    await eventually(lambda: seeded(stack, town, "isabella"), bool, timeout=60)
+    said = {"player_id": "p1", "text": "Any plans?", "wait": False}
+    r = await client.post(f"{npcs}/isabella/chat", json=said)
+    assert r.status_code == 202, r.text
+    stream = f"{npcs}/isabella/chats/{r.json()['event_id']}/stream"
+    events = await _sse(client, stream)
+    chunks = [(int(i), json.loads(d)["text"]) for i, e, d in events if e == "chunk"]
+    (reply,) = [json.loads(d) for _, e, d in events if e == "reply"]
+    assert events[-1][1] == "reply" and len(chunks) > 3
+    assert [i for i, _ in chunks] == list(range(1, len(chunks) + 1))
+    assert "".join(t for _, t in chunks) == reply["reply"] and "party" in reply["reply"]
+    assert reply == (await client.get(f"{npcs}/isabella/chats/{r.json()['event_id']}")).json()
+    resumed = await _sse(client, stream, **{"Last-Event-ID": "2"})
+    assert [(int(i), json.loads(d)["text"]) for i, e, d in resumed if e == "chunk"] == chunks[2:]
+    assert resumed[-1][1] == "reply"
+    assert (await (await client_factory()).get(stream)).status_code == 404  # another tenant
+    bad = await client.get(stream, headers={"Last-Event-ID": "x"})
+    assert bad.status_code == 422 and bad.json()["errors"][0]["field"] == "Last-Event-ID"

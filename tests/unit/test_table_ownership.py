@@ -21,7 +21,8 @@ _SQL = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE|EXISTS)\s+([a-z_][a-z0-9_]*
 # outgoing calls): the library's.
 LIBRARY = frozenset({
     "events", "outbox", "relay_state", "processed_events", "dead_letters", "consumer_heartbeats",
-    "broker_generations", "llm_calls", "llm_budgets", "schema_migrations", "held_work", "egress_secrets",
+    "broker_generations", "llm_calls", "llm_budgets", "llm_reply_chunks", "schema_migrations", "held_work",
+    "egress_secrets",
 })
 _BY_PREFIX = {
     "ws_": "world_state", "pc_": "perception", "memory_": "memory", "memories": "memory",

@@ -21,6 +21,7 @@ from npcworld.llm.recorder import CallRecorder, CallScope, call_record, result_o
 from npcworld.llm.repository import LLMCallRepository
 from npcworld.llm.request import PreparedCall, prepare
 from npcworld.llm.settings import LLMSettings
+from npcworld.llm.streaming import STREAMED_FIELDS, Sink, current_sink, streaming_to, words
 from npcworld.llm.structured import response_format
 from npcworld.llm.types import OFFLINE_MODEL, ChatParams, LLMResult, Outcome
 from npcworld.telemetry import instruments, tracer
@@ -85,15 +86,20 @@ class LLMClient:
         call = prepare(kind, inputs, output_model, model=self.model, parameters=self._parameters(template))
         scope = CallScope(tenant_id, world_id, npc_id, world_time)
         attributes = {"npcworld.prompt": template.key, "npcworld.world_id": world_id}
+        field = STREAMED_FIELDS.get(kind)
+        sink = _Watched(outer) if field is not None and (outer := current_sink()) is not None else None
         with tracer().start_as_current_span("llm.complete", attributes=attributes) as span:
-            if self._settings.llm_mode == "replay":
-                result = await self._replay(call, scope)
-            elif self._live is None:
-                result = await self._offline_answer(call, scope, "ok")
-            else:
-                result = await self._live_answer(call, scope, self._live)
+            async with streaming_to(sink):  # only this call's own kind streams to a caller's sink
+                if self._settings.llm_mode == "replay":
+                    result = await self._replay(call, scope)
+                elif self._live is None:
+                    result = await self._offline_answer(call, scope, "ok")
+                else:
+                    result = await self._live_answer(call, scope, self._live)
             span.set_attribute("npcworld.llm.provider", result.provider)
             span.set_attribute("npcworld.llm.outcome", result.outcome)
+        if sink is not None and field is not None and not sink.sent:
+            await sink.words_of(str(getattr(result.value, field)))
         return cast(LLMResult[T], result)
 
     async def close(self) -> None:
@@ -196,3 +202,21 @@ class LLMClient:
         record = call_record(call, scope, "replay", recording.model, "replayed", value, Attempts())
         await self._recorder.save(record, 0.0)
         return result_of(value, "replay", record, 0.0)
+
+
+class _Watched:
+    """A caller's sink that notes whether anything reached it."""
+
+    def __init__(self, sink: Sink) -> None:
+        self._sink = sink
+        self.sent = False
+
+    async def __call__(self, text: str) -> None:
+        if text:
+            self.sent = True
+            await self._sink(text)
+
+    async def words_of(self, text: str) -> None:
+        """Offline, replayed or not streamed by the server: the answer's words, now that it is final."""
+        for word in words(text):
+            await self(word)

@@ -15,8 +15,9 @@ from npcworld.llm.breaker import CircuitBreaker
 from npcworld.llm.errors import CircuitOpenError, LLMOutputError, LLMRequestError, ProviderUnavailableError
 from npcworld.llm.ports import ChatProvider
 from npcworld.llm.prompts import Message, PromptTemplate
+from npcworld.llm.streaming import STREAMED_FIELDS, ReplyFieldReader, current_sink
 from npcworld.llm.structured import InvalidOutputError, parse_output
-from npcworld.llm.types import ChatParams
+from npcworld.llm.types import ChatParams, ChatReply
 from npcworld.telemetry import instruments
 
 __all__ = ["Attempts", "LiveCaller"]
@@ -87,7 +88,7 @@ class LiveCaller:
             result.attempts = attempt
             try:
                 async with self._slots:
-                    reply = await self.provider.chat(conversation, params)
+                    reply = await self._ask(template, conversation, params)
             except ProviderUnavailableError as exc:
                 self.breaker.record_failure(str(exc))
                 self._count_error(template, "unavailable")
@@ -115,6 +116,22 @@ class LiveCaller:
         if invalid is not None:
             result.error = LLMOutputError(template.kind, result.attempts, invalid)
         return result
+
+    async def _ask(self, template: PromptTemplate[Any, Any], conversation: list[Message],
+                   params: ChatParams) -> ChatReply:
+        """One request; streamed when the caller set a sink and the provider can stream (the sink then gets
+        the streamed field's text as it arrives: each attempt's, as a preview of the answer)."""
+        sink, field = current_sink(), STREAMED_FIELDS.get(template.kind)
+        stream = getattr(self.provider, "chat_stream", None)
+        if sink is None or field is None or stream is None:
+            return await self.provider.chat(conversation, params)
+        reader = ReplyFieldReader(field)
+
+        async def on_text(piece: str) -> None:
+            await sink(reader.feed(piece))
+
+        reply: ChatReply = await stream(conversation, params, on_text)
+        return reply
 
     def _count_error(self, template: PromptTemplate[Any, Any], reason: str) -> None:
         instruments().llm_errors.add(

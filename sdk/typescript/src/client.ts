@@ -14,6 +14,13 @@ export interface PageOptions {
   limit?: number;
 }
 
+/** A piece of a chat's reply as the NPC produces it (`index` from 1; also its SSE id). */
+export interface ChatChunk {
+  kind: "chunk";
+  index: number;
+  text: string;
+}
+
 export interface EventFilter {
   types?: string[];
   npcId?: string;
@@ -177,6 +184,34 @@ export class Client {
   }
 
   /** A chat's reply, or a ReplyPending (`status: "pending"`) while the NPC has not answered yet. */
+  /**
+   * A chat's reply as the NPC produces it (`eventId` from `sendChat`): `ChatChunk`s (`kind: "chunk"`), then
+   * the reply (`kind: "reply"`), and the end. Chunks are a preview; the reply is what was validated and
+   * stored. Connecting late gives what was produced so far; `lastEventId` resumes after a chunk's index.
+   */
+  async *streamChat(
+    worldId: string,
+    npcId: string,
+    eventId: string,
+    options: { lastEventId?: string | number } = {},
+  ): AsyncGenerator<ChatChunk | ({ kind: "reply" } & T.ReplyOut)> {
+    const url = path("/v1/worlds/{}/npcs/{}/chats/{}/stream", worldId, npcId, eventId);
+    const resume = options.lastEventId === undefined ? null : String(options.lastEventId);
+    const stream = new EventStream(this.transport, url, {}, resume);
+    try {
+      for await (const event of stream) {
+        const data = event.envelope as unknown as Record<string, unknown>;
+        if (event.type === "reply") {
+          yield { kind: "reply", ...(data as unknown as T.ReplyOut) };
+          return;
+        }
+        yield { kind: "chunk", index: event.seq, text: String(data.text) };
+      }
+    } finally {
+      stream.close();
+    }
+  }
+
   async chatResult(worldId: string, npcId: string, eventId: string): Promise<T.ReplyOut | T.ReplyPending> {
     const answer = await this.transport.request("GET", path("/v1/worlds/{}/npcs/{}/chats/{}", worldId, npcId, eventId));
     return (await answer.json()) as T.ReplyOut | T.ReplyPending;

@@ -1,5 +1,5 @@
 // TypeScript client of the npcworld REST API.
-export { Client, type CallOptions, type EventFilter, type PageOptions } from "./client.js";
+export { Client, type CallOptions, type ChatChunk, type EventFilter, type PageOptions } from "./client.js";
 export * from "./errors.js";
 export { RetryPolicy, type RetryOptions } from "./retry.js";
 export { SSEParser, type Envelope, type StreamEvent } from "./sse.js";

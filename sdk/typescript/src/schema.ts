@@ -416,6 +416,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/worlds/{world_id}/npcs/{npc_id}/chats/{event_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream Chat
+         * @description The reply to a chat or interview (its ``event_id`` from the POST) as it is produced; a client that
+         *     connects late gets what was produced so far, then the rest. A player session streams only its chats.
+         */
+        get: operations["stream_chat_v1_worlds__world_id__npcs__npc_id__chats__event_id__stream_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/worlds/{world_id}/npcs/{npc_id}/inner-voice": {
         parameters: {
             query?: never;
@@ -3345,6 +3366,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReplyPending"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    stream_chat_v1_worlds__world_id__npcs__npc_id__chats__event_id__stream_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Last-Event-ID"?: string | null;
+            };
+            path: {
+                world_id: string;
+                npc_id: string;
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `event: chunk` (`id: <n>`, `data: {"index": n, "text": ...}`) as the reply is produced, then `event: reply` with the reply (as GET …/chats/{event_id} answers it) and the end */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             401: components["responses"]["Unauthorized"];

@@ -67,6 +67,24 @@ test("memories page and retrieval ranks them; an NPC without a plan is a 404", a
   await assert.rejects(sdk.plan(worldId, "ana"), NotFoundError);
 });
 
+test("a chat's reply streams in chunks that add up to the reply, and resumes after a chunk", async () => {
+  const sdk = client();
+  const sent = await sdk.sendChat(TOWN, "marta", { player_id: "ts-stream", text: "What do you bake?" });
+  const chunks: string[] = [];
+  let reply: { reply: string } | undefined;
+  for await (const part of sdk.streamChat(TOWN, "marta", sent.event_id)) {
+    if (part.kind === "chunk") chunks.push(part.text);
+    else reply = part;
+  }
+  assert.ok(reply !== undefined && chunks.length > 1);
+  assert.equal(chunks.join(""), reply.reply);
+  const rest: string[] = [];
+  for await (const part of sdk.streamChat(TOWN, "marta", sent.event_id, { lastEventId: 1 })) {
+    if (part.kind === "chunk") rest.push(part.text);
+  }
+  assert.deepEqual(rest, chunks.slice(1));
+});
+
 test("a designer edits a persona, corrects and forgets memories, and retires an NPC", async () => {
   const sdk = client();
   const worldId = newId("w");

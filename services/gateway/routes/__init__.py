@@ -12,8 +12,8 @@ from fastapi import APIRouter
 __all__ = ["ROUTER_MODULES", "routers"]
 
 ROUTER_MODULES: tuple[str, ...] = ("worlds", "keys", "sessions", "webhooks", "stream", "usage", "memories",
-                                    "simulation", "rules", "validators", "canon", "dialogue", "plans",
-                                    "designer")
+                                    "simulation", "rules", "validators", "canon", "dialogue", "chat_stream",
+                                    "plans", "designer")
 
 
 def routers() -> list[APIRouter]:

@@ -22,6 +22,7 @@ import pytest
 from npcworld_sdk import (
     AsyncClient,
     AuthenticationError,
+    ChatChunk,
     Client,
     ConflictError,
     NotFoundError,
@@ -141,6 +142,23 @@ async def test_perceptions_become_memories_that_retrieval_ranks_and_an_npc_witho
     with pytest.raises(NotFoundError) as no_plan:
         await sdk.plan(world_id, "isabella")
     assert "no plan" in no_plan.value.detail
+
+
+async def test_a_reply_streams_in_chunks_sync_and_async_and_resumes_after_a_chunk(
+    sdk: AsyncClient, backend: Backend
+) -> None:
+    sent = await sdk.send_chat(TOWN, "marta", "What are you baking today?", player_id="py-stream")
+    parts = [p async for p in sdk.stream_chat(TOWN, "marta", sent.event_id)]
+    *chunks, reply = parts
+    assert isinstance(reply, ReplyOut) and reply.event_id == sent.event_id
+    assert all(isinstance(c, ChatChunk) for c in chunks) and len(chunks) > 1
+    assert "".join(c.text for c in chunks if isinstance(c, ChatChunk)) == reply.reply
+
+    def resumed() -> list[ChatChunk | ReplyOut]:
+        with Client(backend.url, backend.key) as client:
+            return list(client.stream_chat(TOWN, "marta", sent.event_id, last_event_id=1))
+
+    assert await asyncio.to_thread(resumed) == parts[1:]
 
 
 async def test_a_designer_edits_a_persona_and_memories_and_retires_an_npc_sync_and_async(

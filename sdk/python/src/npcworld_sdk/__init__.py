@@ -28,7 +28,7 @@ from npcworld_sdk._errors import (
 )
 from npcworld_sdk._models import ReplyOut, ReplyPending
 from npcworld_sdk._retry import RetryPolicy
-from npcworld_sdk._sse import StreamEvent
+from npcworld_sdk._sse import ChatChunk, StreamEvent
 from npcworld_sdk._sync_base import EventStream
 from npcworld_sdk._sync_client import Client
 from npcworld_sdk._webhooks import (
@@ -48,6 +48,7 @@ __all__ = [
     "AsyncEventStream",
     "AuthenticationError",
     "BadRequestError",
+    "ChatChunk",
     "Client",
     "ClientError",
     "ConflictError",

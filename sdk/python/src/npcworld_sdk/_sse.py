@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SSEParser", "StreamEvent"]
+__all__ = ["ChatChunk", "SSEParser", "StreamEvent"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,15 @@ class StreamEvent:
     def payload(self) -> dict[str, Any]:
         payload = self.envelope.get("payload")
         return payload if isinstance(payload, dict) else {}
+
+
+@dataclass(frozen=True)
+class ChatChunk:
+    """A piece of a chat's reply as the NPC produces it (``index`` from 1; also its SSE id). A preview: the
+    ``ReplyOut`` that ends ``stream_chat`` is the reply as validated and stored."""
+
+    index: int
+    text: str
 
 
 class SSEParser:

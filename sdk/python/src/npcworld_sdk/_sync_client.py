@@ -30,6 +30,7 @@ from npcworld_sdk._models import (
     WorldOut,
 )
 from npcworld_sdk._request import body, params, path
+from npcworld_sdk._sse import ChatChunk
 from npcworld_sdk._sync_admin import Admin
 from npcworld_sdk._sync_base import EventStream
 from npcworld_sdk._sync_designer import Designer
@@ -231,6 +232,27 @@ class Client(Admin, Designer):
             json=body(fields),
             idempotency_key=idempotency_key,
         )
+
+    def stream_chat(
+        self,
+        world_id: str,
+        npc_id: str,
+        event_id: str,
+        *,
+        last_event_id: str | int | None = None,
+        read_timeout: float | None = 60.0,
+    ) -> Iterator[ChatChunk | ReplyOut]:
+        """A chat's reply as the NPC produces it (``event_id`` from ``send_chat``): ``ChatChunk``s, then the
+        ``ReplyOut``, and the end. Connecting late gives what was produced so far; a broken connection is
+        resumed after the last chunk (``last_event_id``: the index of a chunk already shown)."""
+        url = path("/v1/worlds/{}/npcs/{}/chats/{}/stream", world_id, npc_id, event_id)
+        resume = None if last_event_id is None else str(last_event_id)
+        with EventStream(self, url, {}, resume, read_timeout) as stream:
+            for event in stream:
+                if event.type == "reply":
+                    yield ReplyOut.model_validate(event.envelope)
+                    return
+                yield ChatChunk(index=event.seq, text=str(event.envelope["text"]))
 
     def chat_result(self, world_id: str, npc_id: str, event_id: str) -> ReplyOut | ReplyPending:
         """A chat's reply, or ``ReplyPending`` while the NPC has not answered yet."""
