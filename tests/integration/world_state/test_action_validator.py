@@ -109,8 +109,7 @@ async def test_the_validator_accepts_vetoes_or_replaces_each_decided_action_befo
     assert verify(SECRET, call.headers["Npcworld-Signature"], call.body, now=stamp)
     with psycopg.connect(database_url) as conn:  # the why view: the veto, the validator, the decision
         x = explain(conn, next(e.event_id for e in events if e.causation_id == dig.event_id))
-    assert x is not None
-    shown = render(x)
+    shown = render(x) if x is not None else ""
     assert validator_id in shown and "the mine collapsed in 1891" in shown
     assert f"ActionDecided {dig.event_id}" in shown and "dig for silver" in shown
 
