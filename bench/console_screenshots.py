@@ -94,13 +94,20 @@ def _rerun_and_fork(page: Page, save: Callable[[str], None], where: tuple[str, s
 
 
 def _fork(url: str, key: str, world: str, at_ms: int) -> None:
-    """Fork the world at ``at_ms`` (epoch milliseconds) into ``<world>-fork`` and give it time to act."""
+    """Fork the world at ``at_ms`` (epoch milliseconds) into ``<world>-fork``, start its clock (stepped) and
+    let it act for 40 s."""
     at = datetime.fromtimestamp(at_ms / 1000, UTC).isoformat()
     response = httpx.post(f"{url}/v1/worlds/{world}/fork", headers={"Authorization": f"Bearer {key}"},
                           json={"at": at, "new_world_id": f"{world}-fork"}, timeout=60)
     if response.status_code not in (201, 409):  # 409: forked by an earlier run against this gateway
         raise SystemExit(f"fork failed: {response.status_code} {response.text}")
-    time.sleep(10)
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as client:
+        for _ in range(120):  # the fork's clock exists once world state has folded the copies
+            if client.get(f"/v1/worlds/{world}-fork/clock").status_code == 200:
+                break
+            time.sleep(1)
+        client.post(f"/v1/worlds/{world}-fork/clock", json={"paused": False, "mode": "stepped"})
+    time.sleep(40)
 
 
 def _demo(home: Path, wait: float) -> tuple[subprocess.Popen[str], str, str]:
