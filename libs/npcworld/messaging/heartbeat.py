@@ -76,7 +76,8 @@ class Heartbeat:
         breakers = sorted((b.snapshot() for b in list(instruments().breakers)), key=lambda b: b["provider"])
         async with self.pool.connection() as conn:
             cur = await conn.execute(
-                "INSERT INTO consumer_heartbeats (consumer, instance, types, generation, parked, llm_breakers)"
+                "INSERT INTO consumer_heartbeats"
+                " (consumer, instance, types, generation, parked, llm_breakers)"
                 " VALUES (%s, %s, %s, %s, %s, %s)"
                 " ON CONFLICT (consumer, instance) DO UPDATE SET types = EXCLUDED.types,"
                 " generation = EXCLUDED.generation, parked = EXCLUDED.parked,"

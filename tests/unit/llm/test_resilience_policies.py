@@ -117,7 +117,8 @@ def test_the_snapshot_says_the_state_since_when_and_the_last_failure() -> None:
     clock.now += 10
     half = breaker.snapshot()
     assert half["state"] == "half_open"
-    assert (datetime.fromisoformat(half["since"]) - datetime.fromisoformat(opened["since"])).total_seconds() >= 9
+    waited = datetime.fromisoformat(half["since"]) - datetime.fromisoformat(opened["since"])
+    assert waited.total_seconds() >= 9
     breaker.record_success()
     closed = breaker.snapshot()
     assert closed["state"] == "closed" and closed["last_failure"] == "connect timeout"
