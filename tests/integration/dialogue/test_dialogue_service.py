@@ -110,18 +110,24 @@ async def test_a_player_prompt_injection_changes_no_plan_and_no_privileged_state
 
     heard = await eventually(lambda: recent(stack, town, "isabella", "observation"), bool, timeout=60)
     assert heard[0].description == f'A player (p1) said to Isabella Rodriguez: "{attack}"'
-    caused = {e.type for e in await world_events(stack.pool, town) if e.correlation_id == said.correlation_id}
-    assert caused <= {"PlayerSpoke", "NpcReplied", "MemoryRecorded", "MemoriesAccessed"}
+    events = await world_events(stack.pool, town)
+    caused = {e.type for e in events if e.correlation_id == said.correlation_id}
+    allowed = {"PlayerSpoke", "NpcReplied", "MemoryRecorded", "MemoriesAccessed", "RelationshipChanged"}
+    assert caused <= allowed
+    # The one relationship a chat changes is the NPC's with that player (players are acquaintances).
+    met = [e.payload for e in events if isinstance(e.payload, RelationshipChanged)]
+    assert [(r.other_id, r.familiarity) for r in met] == [("player:p1", 1)]
     privileged = {
         "InnerVoiceGiven",
         "DayPlanned",
         "PlanRevised",
         "ActionDecided",
         "ConversationRequested",
-        "RelationshipChanged",
         "UtteranceSpoken",
     }
     assert not {e.type for e in await world_events(stack.pool, town)} & privileged
-    assert await _relationships(stack, town.tenant_id, town.world_id) == before
+    between_npcs = [r for r in await _relationships(stack, town.tenant_id, town.world_id)
+                    if not r[1].startswith("player:")]
+    assert between_npcs == before
     kinds = {v.kind for v in await recent(stack, town, "isabella")}
     assert kinds <= {"seed", "observation", "dialogue"}
