@@ -53,13 +53,16 @@ def run_service(
     projection: Projection | None = None,
     prepare: Prepare[Any] | None = None,
     events_per_transaction: int | None = None,
+    concurrent_ingest: bool = False,
 ) -> None:
-    """Run a service until SIGTERM or SIGINT (blocking). ``events_per_transaction``: see ``ConsumerLoop``
-    (None: a poll is one transaction; a service whose handlers wait on a model takes 1)."""
+    """Run a service until SIGTERM or SIGINT (blocking). ``events_per_transaction`` and
+    ``concurrent_ingest``: see ``ConsumerLoop`` (None: a poll is one transaction; a service whose handlers
+    wait on a model takes 1)."""
     configure_logging(settings.log_level)
     configure_telemetry(name)
     asyncio.run(serve(name, settings, handlers, deps=deps, deps_factory=deps_factory, projection=projection,
-                      prepare=prepare, events_per_transaction=events_per_transaction))
+                      prepare=prepare, events_per_transaction=events_per_transaction,
+                      concurrent_ingest=concurrent_ingest))
 
 
 async def serve(
@@ -73,6 +76,7 @@ async def serve(
     stop: asyncio.Event | None = None,
     prepare: Prepare[Any] | None = None,
     events_per_transaction: int | None = None,
+    concurrent_ingest: bool = False,
 ) -> None:
     """Migrate, create topics, then consume until ``stop`` is set (or a signal arrives).
 
@@ -87,7 +91,8 @@ async def serve(
             deps = await deps_factory(ServiceContext(settings, endpoints, pool))
         loop = ConsumerLoop(name, handlers, deps, projection=projection, pool=pool,
                             bootstrap=endpoints.kafka_bootstrap_servers, prepare=prepare,
-                            events_per_transaction=events_per_transaction)
+                            events_per_transaction=events_per_transaction,
+                            ingest_share=settings.ingest_share, concurrent_ingest=concurrent_ingest)
 
         async def readiness() -> dict[str, bool]:
             return {"database": await database_reachable(pool), "consumer": loop.started.is_set()}

@@ -30,6 +30,9 @@ class CommonSettings(BaseSettings):
     npcworld_service_token: str | None = Field(
         default=None, description="shared credential of internal APIs (npcworld.service_auth); required"
         " where one listens beyond loopback")
+    ingest_share: float = Field(
+        default=0.5, gt=0, le=1, description="INGEST_SHARE: the share of a consumer's time that posted"
+        " perceptions' work may take while the world's events keep coming (1 = unpaced)")
     log_level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")
 
 

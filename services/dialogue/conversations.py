@@ -163,7 +163,13 @@ async def speak_next(
     """The participant whose turn it is speaks; the line is stored and emitted as ``UtteranceSpoken``.
 
     ``prepared`` (from ``prepare_line``, before the transaction) is used when what it was made from is
-    still what the transaction reads; otherwise the line is made here, as it would have been."""
+    still what the transaction reads; otherwise the line is made here, as it would have been. A
+    conversation one of whose participants has been retired ends instead (retirement ends it too, but a
+    line may be handled before the retirement is)."""
+    t, w = event.tenant_id, event.world_id
+    if await deps.repository.any_retired(uow.conn, t, w, conversation.participants):
+        await close_conversation(uow, deps, event, conversation, None)
+        return
     inputs = await line_inputs(uow.conn, deps, event, conversation)
     if prepared is not None and prepared.inputs == inputs:
         line, ends = prepared.line, prepared.ends

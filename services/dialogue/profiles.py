@@ -6,6 +6,7 @@ from __future__ import annotations
 from npcworld.contracts import Envelope, NpcCreated, NpcPersonaChanged, NpcRetired, PlacesDiscovered
 from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
+from services.dialogue.conversations import close_conversation
 from services.dialogue.deps import DialogueDeps
 from services.dialogue.repository import NpcProfile
 
@@ -37,10 +38,14 @@ async def on_persona_changed(event: Envelope, uow: UnitOfWork, deps: DialogueDep
 
 
 async def on_npc_retired(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
-    """No conversation opens with a retired NPC from now on (its relationships stay readable)."""
+    """No conversation opens with a retired NPC from now on, and any it is in ends now (nobody spoke the
+    last line); its relationships stay readable."""
     retired = event.payload
     assert isinstance(retired, NpcRetired)
-    await deps.repository.retire(uow.conn, event.tenant_id, event.world_id, retired.npc_id)
+    t, w = event.tenant_id, event.world_id
+    await deps.repository.retire(uow.conn, t, w, retired.npc_id)
+    for conversation in await deps.repository.open_conversations(uow.conn, t, w, (retired.npc_id,)):
+        await close_conversation(uow, deps, event, conversation, None)
 
 
 async def on_places_discovered(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:

@@ -110,7 +110,7 @@ async def _consume(name: str, settings: Settings, deps: MemoryDeps, stop: asynci
     try:
         loop = MemoryConsumerLoop(name, HANDLERS, deps, projection=build_projection(deps, name), pool=pool,
                                   bootstrap=endpoints.kafka_bootstrap_servers, prepare=PREPARE,
-                                  world_first=deps.world_first)
+                                  world_first=deps.world_first, ingest_share=settings.ingest_share)
 
         async def readiness() -> dict[str, bool]:
             return {"database": await database_reachable(pool), "consumer": loop.started.is_set()}

@@ -18,8 +18,10 @@ async def build_deps(ctx: ServiceContext) -> PlanningDeps:
 
 
 def main() -> None:
+    # An ingest batch waits on memory's retrievals (served after the world's work there): it is handled
+    # beside the world's events, which each NPC's advisory lock keeps apart from it.
     run_service(CONSUMER, Settings(), HANDLERS, deps_factory=build_deps, prepare=PREPARE,
-                events_per_transaction=EVENTS_PER_TRANSACTION)
+                events_per_transaction=EVENTS_PER_TRANSACTION, concurrent_ingest=True)
 
 
 if __name__ == "__main__":

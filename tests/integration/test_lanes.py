@@ -76,3 +76,50 @@ async def test_the_worlds_event_overtakes_a_backlog_of_posted_perceptions(
     finally:
         stop.set()
         await asyncio.gather(*tasks)
+
+
+async def test_with_concurrent_ingest_the_worlds_event_is_handled_while_an_ingest_batch_still_waits(
+    pool: AsyncConnectionPool, broker: BrokerForTests
+) -> None:
+    """Planning's case: an ingest batch waits on another service (here: until released); the world's next
+    event does not wait for it, and both are claimed once."""
+    name, world = f"lanes-{uuid.uuid4().hex[:8]}", f"w-{uuid.uuid4().hex[:8]}"
+    handled: list[str] = []
+    waiting, release = asyncio.Event(), asyncio.Event()
+
+    async def handle(event: Envelope, uow: UnitOfWork, deps: Any) -> None:
+        assert isinstance(event.payload, ObservationMade)
+        if event.world_id != world:
+            return
+        if event.payload.source == "studio":
+            waiting.set()
+            await release.wait()
+        handled.append(event.payload.source)
+
+    loop = ConsumerLoop(name, {"ObservationMade": handle}, None, pool=pool, bootstrap=broker.bootstrap,
+                        concurrent_ingest=True)
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
+             asyncio.create_task(loop.run(stop))]
+    try:
+        await asyncio.wait_for(loop.started.wait(), 60)
+        (posted,) = await _store(pool, world, ["studio"])
+        await asyncio.wait_for(waiting.wait(), 30)
+        (seen,) = await _store(pool, world, ["perception"])
+        async with asyncio.timeout(30):
+            while "perception" not in handled:
+                await asyncio.sleep(0.05)
+        assert handled == ["perception"]  # the ingest batch is still waiting
+        release.set()
+        assert await PipelineProbe(pool).wait_idle(30)
+        assert sorted(handled) == ["perception", "studio"]
+        async with pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT count(*) FROM processed_events WHERE consumer = %s AND event_id = ANY(%s::uuid[])",
+                (name, [posted.event_id, seen.event_id]),
+            )
+            assert (await cur.fetchone()) == (2,)
+    finally:
+        release.set()
+        stop.set()
+        await asyncio.gather(*tasks)

@@ -6,10 +6,17 @@ its reactions: both are in the same lane); records of different lanes may be han
 order, which is harmless because each chain stays in its lane and ``processed_events`` makes redelivery
 a no-op. Ingest is taken in small chunks, so the world's next step waits at most one chunk for the
 consumer. Offsets are committed only up to a partition's first record not yet handled.
+
+While the world's (or a chat's) events keep coming, ``IngestPacer`` gives ingest at most a share of the
+consumer's time: on a machine that client traffic saturates, every consumer yielding the CPU between ingest
+chunks is what lets a step's cascade cross five or six services at close to its quiet pace. Ingest that waits
+is not lost: it is fetched, held and handled as soon as the world goes quiet, or at the paced rate.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Generic, TypeVar
 
@@ -19,12 +26,16 @@ from npcworld.lanes import LANES, rank
 from npcworld.messaging.ordering import in_store_order
 from npcworld.messaging.record import KafkaRecord
 
-__all__ = ["LaneQueue", "lane_of"]
+__all__ = ["INGEST_SHARE", "IngestPacer", "LaneQueue", "lane_of"]
 
 R = TypeVar("R", bound=KafkaRecord)
 
 # Ingest records handled per batch: small, so the world's events wait little behind them.
 INGEST_CHUNK = 8
+# The share of a consumer's time that ingest may take while the world's events keep coming.
+INGEST_SHARE = 0.5
+# The world counts as active for this long after its last event was handled.
+WORLD_ACTIVE_SECONDS = 2.0
 
 
 def lane_of(record: KafkaRecord) -> str | None:
@@ -46,6 +57,7 @@ class LaneQueue(Generic[R]):
         self._waiting: dict[TopicPartition, list[R]] = {}
         self._seen: dict[TopicPartition, int] = {}  # the highest offset added per partition
         self._urgent = 0  # records ahead of ingest waiting
+        self._taken: set[tuple[TopicPartition, int]] = set()  # taken and not yet done (handled elsewhere)
 
     def __len__(self) -> int:
         return sum(len(rs) for rs in self._waiting.values())
@@ -66,29 +78,35 @@ class LaneQueue(Generic[R]):
         for tp in [tp for tp in self._seen if tp not in keep]:
             self._urgent -= sum(_is_urgent(r) for r in self._waiting.pop(tp, []))
             self._seen.pop(tp, None)
+            self._taken = {(p, o) for p, o in self._taken if p != tp}
 
     def urgent(self) -> bool:
         """Whether records ahead of ingest (a chat's, the world's) wait."""
         return self._urgent > 0
 
-    def take(self, limit: int) -> list[R]:
-        """Up to ``limit`` records of the best lane waiting, in store order; for ingest, only as many as hold
-        ``ingest_chunk`` records that ``counts``."""
+    def take(self, limit: int, *, ingest: bool = True) -> list[R]:
+        """Up to ``limit`` records of the best lane waiting (not taken before), in store order; for ingest,
+        only as many as hold ``ingest_chunk`` records that ``counts``, and none unless ``ingest``. They stay
+        taken until ``done``."""
         by_lane: dict[int, dict[TopicPartition, list[R]]] = {}
         for tp, records in self._waiting.items():
             for record in records:
-                by_lane.setdefault(rank(lane_of(record)), {}).setdefault(tp, []).append(record)
+                if (tp, record.offset) not in self._taken:
+                    by_lane.setdefault(rank(lane_of(record)), {}).setdefault(tp, []).append(record)
         if not by_lane:
             return []
         best = min(by_lane)
+        if best == LANES.index("ingest") and not ingest:
+            return []
         records = in_store_order(by_lane[best])[:limit]
-        if best != LANES.index("ingest"):
-            return records
-        work = 0
-        for i, record in enumerate(records):
-            work += self.counts(record)
-            if work > self.ingest_chunk:
-                return records[:i]
+        if best == LANES.index("ingest"):
+            work = 0
+            for i, record in enumerate(records):
+                work += self.counts(record)
+                if work > self.ingest_chunk:
+                    records = records[:i]
+                    break
+        self._taken.update((TopicPartition(r.topic, r.partition), r.offset) for r in records)
         return records
 
     def done(self, records: list[R]) -> dict[TopicPartition, int]:
@@ -97,8 +115,12 @@ class LaneQueue(Generic[R]):
         for record in records:
             handled.setdefault(TopicPartition(record.topic, record.partition), set()).add(record.offset)
         offsets = {}
-        self._urgent -= sum(_is_urgent(r) for r in records)
+        self._taken.difference_update((tp, o) for tp, done in handled.items() for o in done)
         for tp, done in handled.items():
+            if tp not in self._seen:
+                continue  # revoked while the batch was handled: its new owner commits it
+            self._urgent -= sum(_is_urgent(r) for r in records
+                                if TopicPartition(r.topic, r.partition) == tp)
             left = [r for r in self._waiting.get(tp, []) if r.offset not in done]
             if left:
                 self._waiting[tp] = left
@@ -107,6 +129,36 @@ class LaneQueue(Generic[R]):
                 self._waiting.pop(tp, None)
                 offsets[tp] = self._seen[tp] + 1
         return offsets
+
+
+class IngestPacer:
+    """Paces ingest while the world is active: after an ingest batch that took ``t`` seconds, the next one
+    waits ``t * (1 - share) / share``, so ingest takes at most ``share`` of the consumer's time. The world
+    is active for ``active_seconds`` after a batch of a lane ahead of ingest; a quiet world leaves ingest
+    unpaced.
+    """
+
+    def __init__(
+        self, share: float = INGEST_SHARE, *, active_seconds: float = WORLD_ACTIVE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not 0 < share <= 1:
+            raise ValueError(f"ingest share must be in (0, 1], got {share}")
+        self.share, self.active_seconds, self.clock = share, active_seconds, clock
+        self._world_at = -math.inf
+        self._resume_at = -math.inf
+
+    def handled(self, lane: str | None, seconds: float) -> None:
+        """A batch of ``lane`` took ``seconds``."""
+        now = self.clock()
+        if rank(lane) < LANES.index("ingest"):
+            self._world_at = now
+        elif now - self._world_at <= self.active_seconds:
+            self._resume_at = now + seconds * (1 - self.share) / self.share
+
+    def wait(self) -> float:
+        """Seconds until ingest may be taken again (0: now)."""
+        return max(0.0, self._resume_at - self.clock())
 
 
 def _is_urgent(record: KafkaRecord) -> bool:

@@ -23,7 +23,7 @@ from npcworld.lanes import WorldFirst, handling_lane, rank
 from npcworld.messaging.dead_letter import DeadLetterer
 from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import make_consumer, make_producer
-from npcworld.messaging.lanes import LaneQueue, lane_of
+from npcworld.messaging.lanes import INGEST_SHARE, IngestPacer, LaneQueue, lane_of
 from npcworld.messaging.ordering import in_store_order
 from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
 from npcworld.messaging.record import KafkaRecord
@@ -80,6 +80,8 @@ class ConsumerLoop(Generic[D]):
         prepare: Prepare[D] | None = None,
         events_per_transaction: int | None = None,
         world_first: WorldFirst | None = None,
+        ingest_share: float = INGEST_SHARE,
+        concurrent_ingest: bool = False,
     ) -> None:
         unknown = set(handlers) - set(EVENT_TYPES)
         if unknown:
@@ -102,6 +104,12 @@ class ConsumerLoop(Generic[D]):
         self.prepare = prepare
         # Told whether events ahead of ingest wait here, for work this process does outside the loop.
         self.world_first = world_first
+        # The share of this consumer's time ingest may take while the world's events keep coming.
+        self.ingest_share = ingest_share
+        # Handle an ingest batch beside the other lanes' (for handlers that wait on other services, whose
+        # ingest batch would otherwise hold the world's next event for as long as those calls take). The
+        # handlers must be safe to run concurrently for different events (planning locks each NPC).
+        self.concurrent_ingest = concurrent_ingest
         self.store = EventStore()
         self.topics = sorted({EVENT_TYPES[t].topic.name for t in (*handlers, *self.appliers)})
         self.started = asyncio.Event()
@@ -182,35 +190,69 @@ class ConsumerLoop(Generic[D]):
         self, consumer: AIOKafkaConsumer, dead: DeadLetterer, stop: asyncio.Event, rotated: asyncio.Event
     ) -> None:
         """Poll, then handle the best lane's records first (``npcworld.messaging.lanes``): with one lane only,
-        each poll is handled whole, in store order, as one batch."""
+        each poll is handled whole, in store order, as one batch. Ingest is paced while the world is
+        active; with ``concurrent_ingest`` an ingest batch is handled beside the other lanes' batches."""
         queue: LaneQueue[KafkaRecord] = LaneQueue(self._is_work)
+        pacer = IngestPacer(self.ingest_share)
         paused = False
-        while not stop.is_set() and not rotated.is_set():
-            wait_ms = 0 if len(queue) else 200
-            batches = await consumer.getmany(timeout_ms=wait_ms, max_records=self.max_records)
-            queue.add(batches)
-            queue.keep_only(consumer.assignment())
-            paused = self._flow(consumer, len(queue), paused)
-            records = queue.take(self.max_records)
-            lane = lane_of(records[0]) if records else None  # a batch is of one lane
-            self._tell((bool(records) and rank(lane) < rank("ingest")) or queue.urgent())
-            if records:
-                try:
-                    with handling_lane(lane):
-                        await self._process_batch(records, dead)
-                except _Abandoned:
-                    logger.warning("%s: stopping with a batch uncommitted; it will be redelivered", self.name)
-                    return
-                offsets = queue.done(records)
-                self._tell(queue.urgent())
-                try:
-                    await consumer.commit(offsets)
-                except KafkaError as exc:
-                    # The database already holds the outcome; a redelivery is skipped as processed.
-                    logger.warning("%s: offset commit failed (%r); redelivered events will be skipped",
-                                   self.name, exc)
-                self._positions.update(offsets)
-            self._report_lag(consumer)
+        aside: _Aside | None = None  # the ingest batch handled beside the others
+        try:
+            while not stop.is_set() and not rotated.is_set():
+                if aside is not None and aside.task.done():
+                    await self._finish(consumer, queue, pacer, aside.records, aside.started, aside.task)
+                    aside = None
+                batches = await consumer.getmany(timeout_ms=self._wait_ms(queue, pacer, aside),
+                                                 max_records=self.max_records)
+                queue.add(batches)
+                queue.keep_only(consumer.assignment())
+                paused = self._flow(consumer, len(queue), paused)
+                self._report_lag(consumer)
+                records = queue.take(self.max_records, ingest=aside is None and pacer.wait() == 0)
+                lane = lane_of(records[0]) if records else None  # a batch is of one lane
+                self._tell((bool(records) and rank(lane) < rank("ingest")) or queue.urgent())
+                if not records:
+                    continue
+                task = asyncio.create_task(self._handle_in_lane(records, lane, dead))
+                if self.concurrent_ingest and rank(lane) == rank("ingest"):
+                    aside = _Aside(task, records, time.monotonic())
+                    continue
+                await self._finish(consumer, queue, pacer, records, time.monotonic(), task)
+        except _Abandoned:
+            logger.warning("%s: stopping with a batch uncommitted; it will be redelivered", self.name)
+        finally:
+            if aside is not None and not aside.task.done():
+                await _end_aside(self.name, aside.task)
+
+    @staticmethod
+    def _wait_ms(queue: LaneQueue[KafkaRecord], pacer: IngestPacer, aside: _Aside | None) -> int:
+        """How long a poll may wait for records: not at all while a chat's or the world's wait, briefly while
+        a batch runs beside (to see it end), until ingest's pace allows, else a fifth of a second."""
+        if queue.urgent():
+            return 0
+        if aside is not None:
+            return 50
+        return min(200, int(pacer.wait() * 1000)) if len(queue) else 200
+
+    async def _handle_in_lane(self, records: list[KafkaRecord], lane: str | None, dead: DeadLetterer) -> None:
+        with handling_lane(lane):
+            await self._process_batch(records, dead)
+
+    async def _finish(
+        self, consumer: AIOKafkaConsumer, queue: LaneQueue[KafkaRecord], pacer: IngestPacer,
+        records: list[KafkaRecord], started: float, task: asyncio.Task[None],
+    ) -> None:
+        """Wait for a batch's handling, then commit what is safe (raises ``_Abandoned`` as handling did)."""
+        await task
+        pacer.handled(lane_of(records[0]), time.monotonic() - started)
+        offsets = queue.done(records)
+        self._tell(queue.urgent())
+        try:
+            await consumer.commit(offsets)
+        except KafkaError as exc:
+            # The database already holds the outcome; a redelivery is skipped as processed.
+            logger.warning("%s: offset commit failed (%r); redelivered events will be skipped",
+                           self.name, exc)
+        self._positions.update(offsets)
 
     def _tell(self, urgent: bool) -> None:
         if self.world_first is not None:
@@ -419,6 +461,25 @@ async def _processed(conn: AsyncConnection[Any], consumer: str, ids: list[Any]) 
         (consumer, ids),
     )
     return {row[0] for row in await cur.fetchall()}
+
+
+async def _end_aside(name: str, task: asyncio.Task[None]) -> None:
+    """Let the batch beside end as the loop stops; one that fails is left uncommitted, to be redelivered."""
+    try:
+        await task
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    except Exception as exc:  # _Abandoned, or a dependency lost: processed_events skips what it did
+        logger.warning("%s: stopping with the ingest batch beside uncommitted (%r); it will be redelivered",
+                       name, exc)
+
+
+@dataclass(frozen=True)
+class _Aside:
+    task: asyncio.Task[None]
+    records: list[KafkaRecord]
+    started: float
 
 
 class _Abandoned(Exception):

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from aiokafka import TopicPartition
 from aiokafka.structs import ConsumerRecord
 
 from npcworld.lanes import WorldFirst, handling_lane, is_player_traffic, rank
-from npcworld.messaging.lanes import LaneQueue
+from npcworld.messaging.lanes import IngestPacer, LaneQueue
 
 Record = ConsumerRecord[bytes, bytes]
 P0, P1 = TopicPartition("perception", 0), TopicPartition("perception", 1)
@@ -114,3 +115,53 @@ async def test_ingest_requests_wait_their_turn_while_the_world_is_busy_but_never
     started = asyncio.get_running_loop().time()
     await serve("ingest")  # still busy: served after its patience, not starved
     assert asyncio.get_running_loop().time() - started >= 0.19
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_while_the_world_is_active_ingest_takes_at_most_its_share_of_the_time() -> None:
+    clock = Clock()
+    pacer = IngestPacer(0.25, active_seconds=2.0, clock=clock)
+    pacer.handled("world", 0.05)
+    pacer.handled("ingest", 0.1)  # a quarter of the time: 0.1 s of ingest, then 0.3 s for others
+    assert abs(pacer.wait() - 0.3) < 1e-9
+    queue: LaneQueue[Record] = LaneQueue()
+    queue.add({P0: [record(P0, 0, seq=0, lane="ingest")]})
+    assert queue.take(500, ingest=pacer.wait() == 0) == []  # held, not lost
+    clock.now += 0.3
+    assert pacer.wait() == 0
+    assert len(queue.take(500, ingest=pacer.wait() == 0)) == 1
+
+
+def test_a_quiet_world_leaves_ingest_unpaced_and_a_bad_share_is_refused() -> None:
+    clock = Clock()
+    pacer = IngestPacer(0.5, active_seconds=2.0, clock=clock)
+    pacer.handled("ingest", 1.0)  # no world event yet
+    assert pacer.wait() == 0
+    pacer.handled("interactive", 0.01)
+    clock.now += 2.5  # the world went quiet
+    pacer.handled("ingest", 1.0)
+    assert pacer.wait() == 0
+    for share in (0, -0.1, 1.5):
+        with pytest.raises(ValueError):
+            IngestPacer(share)
+
+
+def test_records_taken_and_not_yet_done_are_not_taken_again_and_commits_wait_for_them() -> None:
+    ingest = [record(P0, i, seq=i, lane="ingest") for i in range(2)]
+    queue: LaneQueue[Record] = LaneQueue()
+    queue.add({P0: ingest})
+    beside = queue.take(500)  # an ingest batch, handled beside the world's
+    assert beside == ingest
+    queue.add({P0: [record(P0, 2, seq=6, lane="world")]})
+    world = queue.take(500)  # while it is handled, the world's next record is taken
+    assert [r.offset for r in world] == [2]
+    assert queue.take(500) == []  # nothing is taken twice
+    assert queue.done(world) == {P0: 0}  # the ingest batch before it is not done: nothing to commit yet
+    assert queue.done(beside) == {P0: 3}
