@@ -160,7 +160,8 @@ def _view(m: Memory) -> MemoryView:
     return MemoryView(
         memory_id=m.memory_id, kind=m.kind, description=m.description, importance=m.importance,
         created_at=m.created_at, last_accessed_at=m.last_accessed_at, location=m.location, subject=m.subject,
-        evidence=m.evidence, depth=m.depth,
+        evidence=m.evidence, depth=m.depth, source=m.provenance.source, told_by=m.provenance.told_by,
+        trust=m.provenance.trust,
     )
 
 

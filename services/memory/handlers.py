@@ -27,7 +27,21 @@ from npcworld.messaging import Prepare
 from npcworld.projection import Projection
 from services.memory import projection
 from services.memory.deps import MemoryDeps
-from services.memory.domain import MemoryDraft, NpcRef, chat_memories, persona_summary, split_seed
+from services.memory.domain import (
+    DESIGNER,
+    INFERRED,
+    PLANNED,
+    MemoryDraft,
+    NpcRef,
+    NpcStream,
+    Provenance,
+    chat_memories,
+    corroborated,
+    persona_summary,
+    split_seed,
+    told_by_npc,
+    told_by_player,
+)
 from services.memory.domain.canon import claim_text, contradicted
 from services.memory.holding import held_in_stepped_worlds, release_held, release_in_chunks
 from services.memory.projection import NoImportanceRater
@@ -65,7 +79,8 @@ async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> 
     persona = persona_summary(created.name, created.age, created.traits, created.occupation)
     stream = await deps.repository.ensure_npc(uow.conn, npc, name=created.name, persona=persona)
     drafts = [
-        MemoryDraft("seed", part, event.world_time, created.location) for part in split_seed(created.seed)
+        MemoryDraft("seed", part, event.world_time, created.location, provenance=DESIGNER)
+        for part in split_seed(created.seed)
     ]
     await record_memories(uow, deps, stream, drafts, at=event.world_time)
 
@@ -82,7 +97,7 @@ async def on_day_planned(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> 
     stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
     goals = f" (goals: {'; '.join(plan.goals)})" if plan.goals else ""
     text = _plan_text(f"My plan for {plan.day:%A %d %B}{goals}", plan.outline)
-    draft = MemoryDraft("plan", text, event.world_time, plan.outline[0].location_path)
+    draft = MemoryDraft("plan", text, event.world_time, plan.outline[0].location_path, provenance=PLANNED)
     await record_memories(uow, deps, stream, [draft], at=event.world_time)
 
 
@@ -92,7 +107,7 @@ async def on_plan_revised(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) ->
     assert isinstance(revised, PlanRevised) and event.npc_id is not None
     stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
     text = _plan_text(f"I changed my plans from {revised.from_time:%H:%M} ({revised.reason})", revised.items)
-    draft = MemoryDraft("plan", text, event.world_time, revised.items[0].location_path)
+    draft = MemoryDraft("plan", text, event.world_time, revised.items[0].location_path, provenance=PLANNED)
     await record_memories(uow, deps, stream, [draft], at=event.world_time)
 
 
@@ -105,7 +120,8 @@ async def on_reflection_completed(event: Envelope, uow: UnitOfWork, deps: Memory
     assert isinstance(completed, ReflectionCompleted) and event.npc_id is not None
     stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
     drafts = [
-        MemoryDraft("reflection", i.text, event.world_time, evidence=i.evidence, depth=i.depth)
+        MemoryDraft("reflection", i.text, event.world_time, evidence=i.evidence, depth=i.depth,
+                    provenance=INFERRED)
         for i in completed.insights
     ]
     await record_memories(uow, deps, stream, drafts, at=event.world_time)
@@ -142,7 +158,8 @@ async def on_utterance_spoken(event: Envelope, uow: UnitOfWork, deps: MemoryDeps
                                                        spoken.listener_id))
     text = (claim_text(who, heard_by, spoken.text, against) if against
             else f'{who} said to {heard_by}: "{spoken.text}"')
-    draft = MemoryDraft("observation", text[:4000], event.world_time, spoken.location_path, who)
+    draft = MemoryDraft("observation", text[:4000], event.world_time, spoken.location_path, who,
+                        provenance=told_by_npc(event.npc_id))
     await record_memories(uow, deps, listener, [draft], at=event.world_time)
 
 
@@ -159,8 +176,10 @@ async def on_conversation_ended(event: Envelope, uow: UnitOfWork, deps: MemoryDe
     canon = await canon_of(uow.conn, event.tenant_id, event.world_id, event.npc_id)
     if against := contradicted(ended.summary, canon):  # a claim made there, not a fact
         text += f" (A claim made there is not so; I know: {against}.)"
-    await record_memories(uow, deps, stream, [MemoryDraft("dialogue", text[:4000], event.world_time)],
-                          at=event.world_time)
+    told = Provenance("told", ",".join(f"npc:{p}" for p in ended.participants if p != event.npc_id)[:120],
+                      "medium")  # what was said there: the others' words, as the NPC summed them up
+    await record_memories(uow, deps, stream, [MemoryDraft("dialogue", text[:4000], event.world_time,
+                                                          provenance=told)], at=event.world_time)
 
 
 async def on_npc_replied(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
@@ -176,10 +195,27 @@ async def on_npc_replied(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> 
     player = f"player {replied.player_id}"
     canon = await canon_of(uow.conn, event.tenant_id, event.world_id, event.npc_id)
     against = contradicted(replied.heard, canon) if replied.heard else None
-    drafts = [MemoryDraft(kind, text, event.world_time, subject=player)
+    heard = await _player_claim(uow, deps, stream, replied, against)
+    times = 1 + (await deps.repository.times_told(uow.conn, stream, heard.told_by or "", replied.heard)
+                 if replied.heard else 0)
+    # The reply answers the player's line: it is relied on no more than that line is.
+    reply = Provenance("perceived", None, heard.trust)
+    drafts = [MemoryDraft(kind, text, event.world_time, subject=player,
+                          provenance=heard if kind == "observation" else reply)
               for kind, text in chat_memories(stream.name or event.npc_id, replied.player_id, replied.heard,
-                                              replied.text, against)]
+                                              replied.text, against, times=times)]
     await record_memories(uow, deps, stream, drafts, at=event.world_time)
+
+
+async def _player_claim(
+    uow: UnitOfWork, deps: MemoryDeps, stream: NpcStream, replied: NpcReplied, against: str | None
+) -> Provenance:
+    """The player's line is the player's claim; corroborated when the NPC perceived the same before (a line
+    against canon never is)."""
+    if not replied.heard or against:
+        return told_by_player(replied.player_id)
+    seen = await deps.repository.perceived(uow.conn, stream)
+    return told_by_player(replied.player_id, corroborated=corroborated(replied.heard, seen))
 
 
 async def on_inner_voice_given(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
@@ -188,7 +224,7 @@ async def on_inner_voice_given(event: Envelope, uow: UnitOfWork, deps: MemoryDep
     assert isinstance(given, InnerVoiceGiven) and event.npc_id is not None
     stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
     text = f'{stream.name or event.npc_id} thinks: "{given.directive}"'
-    draft = MemoryDraft("reflection", text[:4000], event.world_time, depth=1)
+    draft = MemoryDraft("reflection", text[:4000], event.world_time, depth=1, provenance=DESIGNER)
     await record_memories(uow, deps, stream, [draft], at=event.world_time)
 
 

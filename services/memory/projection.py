@@ -33,6 +33,7 @@ from services.memory.domain import (
     ImportanceRatings,
     Memory,
     NpcRef,
+    Provenance,
     RatingContext,
     persona_summary,
     state_key,
@@ -145,7 +146,7 @@ async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope, *, kept_
     if await deps.repository.forgotten(conn, stream, [p.memory_id]):
         return 0  # removed by a designer before this event came back to the consumer
     memory = Memory(p.memory_id, npc, p.kind, p.description, p.importance, p.created_at, p.created_at,
-                    p.location, p.subject, p.evidence, p.depth)
+                    p.location, p.subject, p.evidence, p.depth, Provenance(p.source, p.told_by, p.trust))
     model = stream.embedding_model or p.embedding_model
     known = await deps.repository.known_vectors(conn, npc.tenant_id, [p.memory_id], model, kept=kept_vectors)
     if p.memory_id in known:

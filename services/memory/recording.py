@@ -83,6 +83,7 @@ async def record_memories(
             d.subject,
             d.evidence,
             d.depth,
+            d.provenance,
         )
         for d, score in zip(drafts, ratings.scores, strict=True)
     ]
@@ -121,4 +122,7 @@ def _recorded(m: Memory, space: EmbeddingSpace, importance_model: str) -> Memory
         embedding_model=space.model,
         embedding_dimensions=space.dimensions,
         importance_model=importance_model,
+        source=m.provenance.source,
+        told_by=m.provenance.told_by,
+        trust=m.provenance.trust,
     )

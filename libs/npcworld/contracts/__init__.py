@@ -19,6 +19,8 @@ from npcworld.contracts.memory import (
     MemoryForgotten,
     MemoryKind,
     MemoryRecorded,
+    MemorySource,
+    Trust,
 )
 from npcworld.contracts.npcs import NpcPersonaChanged, NpcRetired
 from npcworld.contracts.perception import ObservationMade, PlacesDiscovered
@@ -95,6 +97,7 @@ __all__ = [
     "MemoryForgotten",
     "MemoryKind",
     "MemoryRecorded",
+    "MemorySource",
     "NpcCreated",
     "NpcMove",
     "NpcPersonaChanged",
@@ -119,6 +122,7 @@ __all__ = [
     "TileMap",
     "Topic",
     "TraceContext",
+    "Trust",
     "UtteranceSpoken",
     "ValidatorFailure",
     "WorldCreated",

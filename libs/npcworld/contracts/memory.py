@@ -3,16 +3,35 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from npcworld.contracts.base import EventPayload
 from npcworld.contracts.topics import MEMORY, Topic
 
-__all__ = ["MemoriesAccessed", "MemoryCorrected", "MemoryForgotten", "MemoryKind", "MemoryRecorded"]
+__all__ = ["MemoriesAccessed", "MemoryCorrected", "MemoryForgotten", "MemoryKind", "MemoryRecorded",
+           "MemorySource", "Trust", "legacy_provenance"]
 
 MemoryKind = Literal["observation", "reflection", "plan", "dialogue", "seed"]
+# Where a memory came from: the NPC's own senses (and its own words), someone telling it, its own inference
+# (reflections, plans), or the designer (seeds, inner voice). docs/studio-controls.md "Memory provenance".
+MemorySource = Literal["perceived", "told", "inferred", "designer"]
+# How far the NPC relies on a memory as fact: "low" (a player's uncorroborated claim) is never evidence for
+# a reflection nor what a reaction goes on.
+Trust = Literal["high", "medium", "low"]
+
+
+def legacy_provenance(kind: str, subject: str | None) -> dict[str, Any]:
+    """Provenance of a memory recorded before memories carried one (migration 0111 backfills the same): by
+    kind, and a chat's memories (subject ``player <id>``) as that player's, held at low trust."""
+    if subject and subject.startswith("player ") and kind in ("observation", "dialogue"):
+        player = f"player:{subject.removeprefix('player ')}"
+        told = kind == "observation"
+        return {"source": "told" if told else "perceived", "told_by": player if told else None,
+                "trust": "low"}
+    source = {"seed": "designer", "reflection": "inferred", "plan": "inferred"}.get(kind, "perceived")
+    return {"source": source, "told_by": None, "trust": "medium" if kind == "reflection" else "high"}
 
 
 class MemoryRecorded(EventPayload):
@@ -33,6 +52,16 @@ class MemoryRecorded(EventPayload):
     embedding_model: str
     embedding_dimensions: int | None = Field(default=None, ge=1)
     importance_model: str | None = None
+    source: MemorySource = Field(default="perceived", description="absent in older events: by kind")
+    told_by: str | None = Field(default=None, max_length=120, description="npc:<id> or player:<id> when told")
+    trust: Trust = Field(default="high", description="absent in older events: by kind")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provenance_of_older_events(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "source" not in data and "kind" in data:
+            return {**legacy_provenance(str(data["kind"]), data.get("subject")), **data}
+        return data
 
 
 class MemoriesAccessed(EventPayload):

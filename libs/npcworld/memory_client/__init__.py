@@ -12,6 +12,7 @@ from npcworld.memory_client.port import (
     RetrievalRequest,
     RetrievedView,
     Weights,
+    relied_on,
 )
 from npcworld.memory_client.settings import MemoryClientSettings
 
@@ -23,4 +24,5 @@ __all__ = [
     "RetrievalRequest",
     "RetrievedView",
     "Weights",
+    "relied_on",
 ]

@@ -7,9 +7,10 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from npcworld.contracts import MemoryKind
+from npcworld.contracts import MemoryKind, MemorySource, Trust
 
-__all__ = ["MemoryPage", "MemoryReader", "MemoryView", "RetrievalRequest", "RetrievedView", "Weights"]
+__all__ = ["MemoryPage", "MemoryReader", "MemoryView", "RetrievalRequest", "RetrievedView", "Weights",
+           "relied_on"]
 
 
 class Weights(BaseModel):
@@ -37,6 +38,16 @@ class MemoryView(BaseModel):
     subject: str | None = None
     evidence: tuple[str, ...] = ()
     depth: int = Field(default=0, ge=0)
+    source: MemorySource = "perceived"
+    told_by: str | None = None
+    trust: Trust = "high"
+
+
+def relied_on(memory: MemoryView) -> bool:
+    """Whether the NPC may go on ``memory`` as fact: anything but a player's uncorroborated claim (trust
+    "low"). Reflection never shows such a claim to the model, and a reaction never weighs one
+    (docs/studio-controls.md "Memory provenance")."""
+    return memory.trust != "low"
 
 
 class RetrievedView(MemoryView):

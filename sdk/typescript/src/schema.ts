@@ -1330,8 +1330,27 @@ export interface components {
             location?: string | null;
             /** Memory Id */
             memory_id: string;
+            /**
+             * Source
+             * @description perceived (own senses and words), told, inferred (reflections, plans) or designer (seeds, inner voice)
+             * @default perceived
+             * @enum {string}
+             */
+            source?: "perceived" | "told" | "inferred" | "designer";
             /** Subject */
             subject?: string | null;
+            /**
+             * Told By
+             * @description who told it: npc:<id> or player:<id>
+             */
+            told_by?: string | null;
+            /**
+             * Trust
+             * @description low: a player's uncorroborated claim, never evidence for a reflection nor what a reaction goes on
+             * @default high
+             * @enum {string}
+             */
+            trust?: "high" | "medium" | "low";
         };
         /** MemoryPageOut */
         MemoryPageOut: {
@@ -1804,8 +1823,27 @@ export interface components {
             /** Memory Id */
             memory_id: string;
             scores: components["schemas"]["ScoresOut"];
+            /**
+             * Source
+             * @description perceived (own senses and words), told, inferred (reflections, plans) or designer (seeds, inner voice)
+             * @default perceived
+             * @enum {string}
+             */
+            source?: "perceived" | "told" | "inferred" | "designer";
             /** Subject */
             subject?: string | null;
+            /**
+             * Told By
+             * @description who told it: npc:<id> or player:<id>
+             */
+            told_by?: string | null;
+            /**
+             * Trust
+             * @description low: a player's uncorroborated claim, never evidence for a reflection nor what a reaction goes on
+             * @default high
+             * @enum {string}
+             */
+            trust?: "high" | "medium" | "low";
         };
         /**
          * RulesBody

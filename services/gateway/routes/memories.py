@@ -13,7 +13,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from npcworld.contracts import MemoryKind
+from npcworld.contracts import MemoryKind, MemorySource, Trust
 from npcworld.errors import NotFoundError
 from npcworld.memory_client import MemoryView, RetrievalRequest, RetrievedView, Weights
 from npcworld.memory_client.http import HttpMemoryReader
@@ -40,6 +40,13 @@ class MemoryOut(BaseModel):
     subject: str | None = None
     evidence: list[str] = Field(default_factory=list, description="memory ids a reflection cites")
     depth: int = 0
+    source: MemorySource = Field(
+        default="perceived", description="perceived (own senses and words), told, inferred (reflections, "
+        "plans) or designer (seeds, inner voice)")
+    told_by: str | None = Field(default=None, description="who told it: npc:<id> or player:<id>")
+    trust: Trust = Field(
+        default="high", description="low: a player's uncorroborated claim, never evidence for a reflection "
+        "nor what a reaction goes on")
 
 
 class MemoryPageOut(BaseModel):

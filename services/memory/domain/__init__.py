@@ -17,6 +17,16 @@ from services.memory.domain.memory import (
     memory_stream_id,
 )
 from services.memory.domain.observations import PreviousObservation, is_duplicate, state_key
+from services.memory.domain.provenance import (
+    DESIGNER,
+    INFERRED,
+    PERCEIVED,
+    PLANNED,
+    Provenance,
+    corroborated,
+    told_by_npc,
+    told_by_player,
+)
 from services.memory.domain.reference import cosine, reference_top_k, stream_stats
 from services.memory.domain.scoring import (
     Candidate,
@@ -32,6 +42,10 @@ from services.memory.domain.scoring import (
 from services.memory.domain.seeds import persona_summary, split_seed
 
 __all__ = [
+    "DESIGNER",
+    "INFERRED",
+    "PERCEIVED",
+    "PLANNED",
     "Candidate",
     "ImportanceRater",
     "ImportanceRatings",
@@ -40,6 +54,7 @@ __all__ = [
     "NpcRef",
     "NpcStream",
     "PreviousObservation",
+    "Provenance",
     "RatingContext",
     "RetrievalWeights",
     "ScoredMemory",
@@ -48,6 +63,7 @@ __all__ = [
     "access_stream_id",
     "chat_memories",
     "clamp_importance",
+    "corroborated",
     "cosine",
     "is_duplicate",
     "memory_stream_id",
@@ -61,4 +77,6 @@ __all__ = [
     "split_seed",
     "state_key",
     "stream_stats",
+    "told_by_npc",
+    "told_by_player",
 ]

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from npcworld.contracts import MemoryKind
+from services.memory.domain.provenance import PERCEIVED, Provenance
 
 __all__ = ["Memory", "MemoryDraft", "NpcRef", "NpcStream", "access_stream_id", "memory_stream_id"]
 
@@ -48,6 +49,7 @@ class MemoryDraft:
     subject: str | None = None
     evidence: tuple[str, ...] = ()
     depth: int = 0
+    provenance: Provenance = PERCEIVED
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ class Memory:
     subject: str | None = None
     evidence: tuple[str, ...] = field(default=())
     depth: int = 0
+    provenance: Provenance = PERCEIVED
 
 
 def memory_stream_id(npc: NpcRef) -> str:

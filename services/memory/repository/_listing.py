@@ -57,6 +57,27 @@ class ListingQueries:
             )
             return [_memory(stream.npc, r) for r in await cur.fetchall()]
 
+    async def perceived(self, conn: Conn, stream: NpcStream, *, limit: int = 500) -> list[str]:
+        """The descriptions of the NPC's ``limit`` latest perceived observations (to corroborate a claim)."""
+        cur = await conn.execute(
+            f"""SELECT description FROM memories
+                WHERE {_STREAM} AND kind = 'observation' AND source = 'perceived'
+                ORDER BY created_at DESC LIMIT %(limit)s""",
+            _params(stream, limit=limit),
+        )
+        return [row[0] for row in await cur.fetchall()]
+
+    async def times_told(self, conn: Conn, stream: NpcStream, told_by: str, line: str) -> int:
+        """How many of the NPC's observations hold ``line`` as told by ``told_by`` (a repeated claim)."""
+        cur = await conn.execute(
+            f"""SELECT count(*) FROM memories
+                WHERE {_STREAM} AND kind = 'observation' AND told_by = %(by)s
+                  AND strpos(description, %(q)s) > 0""",
+            _params(stream, by=told_by, q=f': "{line}"'),
+        )
+        row = await cur.fetchone()
+        return int(row[0]) if row else 0
+
     async def existing_ids(self, conn: Conn, stream: NpcStream, memory_ids: Sequence[str]) -> set[str]:
         """Which of these memory ids the stream already holds."""
         cur = await conn.execute(

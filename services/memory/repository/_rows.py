@@ -21,6 +21,7 @@ from services.memory.domain import (
     Memory,
     NpcRef,
     NpcStream,
+    Provenance,
     RetrievalWeights,
     StreamStats,
     recency,
@@ -47,23 +48,24 @@ _NPC_COLUMNS = (
 )
 _MEMORY_COLUMNS = (
     "m.memory_id, m.kind, m.description, m.importance, m.created_at, a.last_accessed_at, m.location, "
-    "m.subject, m.evidence, m.depth"
+    "m.subject, m.evidence, m.depth, m.source, m.told_by, m.trust"
 )
 _JOINED = "memories AS m JOIN memory_access AS a USING (npc_key, memory_id)"
 _INSERT = """
 WITH added AS (
     INSERT INTO memories (npc_key, tenant_id, world_id, npc_id, embedding_model, embedding_dims,
                           source_event_id, memory_id, kind, description, importance, created_at, location,
-                          subject, evidence, depth,
+                          subject, evidence, depth, source, told_by, trust,
                           state_key, embedding)
     SELECT %(key)s, %(t)s, %(w)s, %(n)s, %(model)s, %(dims)s, %(source)s, m.memory_id, m.kind, m.description,
-           m.importance, m.created_at, m.location, m.subject, m.evidence::uuid[], m.depth, m.state_key,
-           m.embedding::vector
+           m.importance, m.created_at, m.location, m.subject, m.evidence::uuid[], m.depth, m.origin,
+           m.told_by, m.trust, m.state_key, m.embedding::vector
     FROM unnest(%(ids)s::uuid[], %(kinds)s::text[], %(descriptions)s::text[], %(importances)s::smallint[],
                 %(created)s::timestamptz[], %(locations)s::text[], %(subjects)s::text[], %(evidence)s::text[],
-                %(depths)s::int[], %(state_keys)s::text[], %(vectors)s::text[])
+                %(depths)s::int[], %(origins)s::text[], %(told_by)s::text[], %(trusts)s::text[],
+                %(state_keys)s::text[], %(vectors)s::text[])
          AS m(memory_id, kind, description, importance, created_at, location, subject, evidence, depth,
-              state_key,
+              origin, told_by, trust, state_key,
               embedding)
     ON CONFLICT (npc_key, memory_id) DO NOTHING
     RETURNING memory_id, importance, created_at
@@ -205,6 +207,7 @@ def _memory(npc: NpcRef, row: dict[str, Any]) -> Memory:
         subject=row["subject"],
         evidence=tuple(str(e) for e in row["evidence"]),
         depth=row["depth"],
+        provenance=Provenance(row["source"], row["told_by"], row["trust"]),
     )
 
 

@@ -133,6 +133,9 @@ class MemoryRepository(RankingQueries, ListingQueries, IndexQueries, HoldingQuer
                 subjects=[m.subject for m in memories],
                 evidence=["{" + ",".join(m.evidence) + "}" for m in memories],
                 depths=[m.depth for m in memories],
+                origins=[m.provenance.source for m in memories],
+                told_by=[m.provenance.told_by for m in memories],
+                trusts=[m.provenance.trust for m in memories],
                 state_keys=[
                     state_key(m.description, m.subject, m.location) if m.kind == "observation" else None
                     for m in memories

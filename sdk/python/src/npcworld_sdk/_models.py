@@ -338,7 +338,10 @@ class MemoryOut(BaseModel):
     last_accessed_at: datetime
     location: str | None = None
     memory_id: str
+    source: Literal["perceived", "told", "inferred", "designer"] = "perceived"
     subject: str | None = None
+    told_by: str | None = None
+    trust: Literal["high", "medium", "low"] = "high"
 
 
 class MemoryPageOut(BaseModel):
@@ -652,7 +655,10 @@ class RetrievedOut(BaseModel):
     location: str | None = None
     memory_id: str
     scores: ScoresOut
+    source: Literal["perceived", "told", "inferred", "designer"] = "perceived"
     subject: str | None = None
+    told_by: str | None = None
+    trust: Literal["high", "medium", "low"] = "high"
 
 
 class RulesBody(BaseModel):
