@@ -5,11 +5,8 @@ signed webhooks; the TypeScript SDK's own node tests; and each README's example,
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
-import shutil
-import signal
 import sys
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator
@@ -39,6 +36,8 @@ from npcworld_sdk import (
 from npcworld_sdk.models import ArenaDef, EventOut, NpcPatch, ObjectDef, SectorDef, TreeOut
 
 from tests.e2e.sdk.conftest import OPERATOR_KEY, T0, TOWN, Backend
+from tests.e2e.sdk.typescript import SDK as TYPESCRIPT_SDK
+from tests.e2e.sdk.typescript import install_typescript_sdk, run
 from tests.integration.dialogue.support import PARTY, seeded
 from tests.integration.dialogue.support import Town as DialogueTown
 from tests.polling import eventually
@@ -434,23 +433,6 @@ async def test_webhook_deliveries_verify_with_the_sdk_and_a_forged_one_does_not(
         await sdk.get_webhook(world_id, hook.webhook_id)
 
 
-async def _run(*command: str, cwd: Path, env: dict[str, str], timeout: float) -> tuple[int, str]:
-    """A command's exit status and output; run as a subprocess so this loop keeps serving the services."""
-    proc = await asyncio.create_subprocess_exec(
-        *command, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,  # npm's children (node, tsc) are stopped with it
-    )
-    try:
-        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()
-        raise
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(errors="replace")
-
-
 def _env(backend: Backend) -> dict[str, str]:
     return {**os.environ, "NPCWORLD_URL": backend.url, "NPCWORLD_API_KEY": backend.key}
 
@@ -459,7 +441,7 @@ async def test_the_python_readme_example_runs_as_written(backend: Backend) -> No
     readme = (SDKS / "python" / "README.md").read_text()
     (example,) = re.findall(r"```python\n(.*?)```", readme, re.S)
     assert len(example.strip().splitlines()) <= 10
-    status, out = await _run(sys.executable, "-c", example, cwd=SDKS, env=_env(backend), timeout=60)
+    status, out = await run(sys.executable, "-c", example, cwd=SDKS, env=_env(backend), timeout=60)
     assert status == 0, out
     assert out.startswith("Marta Quill") and re.search(r"^marta: \S", out, re.M)
     assert re.search(r"^- \S", out, re.M)
@@ -468,15 +450,8 @@ async def test_the_python_readme_example_runs_as_written(backend: Backend) -> No
 async def test_the_typescript_sdk_passes_its_node_tests_against_this_gateway(backend: Backend) -> None:
     """npm ci (when node_modules is missing or older than the lock file), then npm test: the generated types
     checked against the contract, tsc (strict), the README example compiled, node --test."""
-    npm, node = shutil.which("npm"), shutil.which("node")
-    if npm is None or node is None:
-        pytest.fail("the TypeScript SDK's tests need node (18 or later) and npm on PATH")
-    root, env = SDKS / "typescript", _env(backend)
-    installed = root / "node_modules" / ".package-lock.json"
-    lock = root / "package-lock.json"
-    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
-        status, out = await _run(npm, "ci", "--no-audit", "--no-fund", cwd=root, env=env, timeout=90)
-        assert status == 0, f"npm ci failed:\n{out[-4000:]}"
-    status, out = await _run(npm, "test", cwd=root, env=env, timeout=180)
+    env = _env(backend)
+    npm = await install_typescript_sdk(env)
+    status, out = await run(npm, "test", cwd=TYPESCRIPT_SDK, env=env, timeout=180)
     assert status == 0, f"npm test failed:\n{out[-6000:]}"
     assert re.search(r"^# fail 0$", out, re.M) and not re.search(r"^# pass 0$", out, re.M), out[-3000:]
