@@ -2,7 +2,7 @@
 
 A reaction regenerates the plan from now (DESIGN.md "Planning"); a talk becomes a ConversationRequested
 that dialogue runs. Only the NPC's own perceptions and an inner voice change a plan; player speech is
-never handled here.
+never handled here, and what a player claimed is not weighed either (a retrieved claim is left out).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from npcworld.contracts import Commitment, ConversationRequested, EventPayload, 
 from npcworld.errors import NotFoundError
 from npcworld.llm import LLM
 from npcworld.llm.prompts.planning import Person, ReactionInput, ReactionOutput
-from npcworld.memory_client import MemoryReader, RetrievalRequest
+from npcworld.memory_client import MemoryReader, RetrievalRequest, relied_on
 from services.planning.domain import (
     Action,
     Item,
@@ -49,7 +49,8 @@ async def _recall(memory: MemoryReader, state: PlannerState, query: str, now: da
     request = RetrievalRequest(tenant_id=key.tenant_id, world_id=key.world_id, npc_id=key.npc_id,
                                query=query[:2000], k=RETRIEVAL_K, now=now)
     try:
-        return tuple(m.description[:500] for m in await memory.retrieve(request))
+        # A player's uncorroborated claim is never what a reaction goes on (docs/planning.md "Claims").
+        return tuple(m.description[:500] for m in await memory.retrieve(request) if relied_on(m))
     except NotFoundError:  # the memory service has not opened this NPC's stream yet
         return ()
 

@@ -49,7 +49,7 @@ async def on_memory_recorded(event: Envelope, uow: UnitOfWork, deps: ConsumerDep
     npc, s = _npc(event), deps.settings
     before, pending_since = await deps.repository.lock(uow.conn, npc)
     acc, trigger = add_importance(before, memory.kind, memory.importance, threshold=s.reflection_threshold,
-                                  counted=frozenset(s.reflection_counted_kinds))
+                                  counted=frozenset(s.reflection_counted_kinds), trust=memory.trust)
     now = deps.clock()
     if trigger is not None:
         key = run_key(npc.tenant_id, npc.world_id, npc.npc_id, trigger.run)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, TypedDict
 
@@ -26,7 +27,8 @@ from npcworld.llm.prompts import (
     ReflectionQuestionsInput,
     ReflectionQuestionsOutput,
 )
-from npcworld.memory_client import MemoryReader, MemoryView, RetrievalRequest
+from npcworld.llm.types import ProviderName
+from npcworld.memory_client import MemoryReader, MemoryView, RetrievalRequest, relied_on
 from npcworld.telemetry import current_trace
 from services.reflection.deps import RunDeps
 from services.reflection.domain import CitedInsight, ShownMemory, cite_evidence, merge_insights, prompt_order
@@ -80,16 +82,18 @@ async def compose_reflection(
 ) -> ReflectionCompleted:
     """Ask the questions and the insights and map their evidence; stores nothing.
 
+    A player's uncorroborated claim (``relied_on`` false) is never shown to the model, so no insight rests on
+    one (docs/reflection.md "Claims").
+
     Raises:
         LLMOutputError, LLMRequestError: the model's answers are unusable (permanent).
-        NotFoundError: the NPC has no memories.
+        NotFoundError: the NPC has no memories it relies on (or none for any question).
         TransientError: the provider or the memory service is unavailable.
     """
     scope = _Scope(tenant_id=job.tenant_id, world_id=job.world_id, npc_id=job.npc_id,
                    world_time=job.world_time)
-    recent = await reader.recent(
-        job.tenant_id, job.world_id, job.npc_id, limit=settings.reflection_recent
-    )
+    recent = [m for m in await reader.recent(job.tenant_id, job.world_id, job.npc_id,
+                                             limit=settings.reflection_recent) if relied_on(m)]
     if not recent:
         raise NotFoundError(f"NPC {job.npc_id!r} has no memories to reflect on")
     shown = _items(recent)
@@ -99,25 +103,48 @@ async def compose_reflection(
     )
     providers = {asked.provider}
     per_question: list[list[CitedInsight]] = []
+    run = _Run(job, name, llm, reader, settings)
     for index, question in enumerate(asked.value.questions):
-        retrieved = await reader.retrieve(RetrievalRequest(
-            tenant_id=job.tenant_id, world_id=job.world_id, npc_id=job.npc_id, query=question,
-            k=settings.reflection_retrieve_k, now=job.world_time,
-        ))
-        ordered = _ordered(retrieved)
-        answer = await llm.complete(
-            "reflection_insights",
-            ReflectionInsightsInput(npc_name=name, question=question, memories=_items(ordered)),
-            ReflectionInsightsOutput, **scope,
-        )
-        providers.add(answer.provider)
-        pairs = [(i.text, i.evidence) for i in answer.value.insights]
-        per_question.append(cite_evidence(index, [_shown(m) for m in ordered], pairs))
+        if (answered := await run.answer(index, question, scope)) is not None:
+            providers.add(answered[0])
+            per_question.append(answered[1])
     insights = tuple(ReflectionInsight(text=i.text, question=i.question, evidence=i.evidence, depth=i.depth)
                      for i in merge_insights(per_question))
+    if not insights:
+        raise NotFoundError(f"NPC {job.npc_id!r} has no memories it relies on for its questions")
     provider = providers.pop() if len(providers) == 1 else "mixed"
     return ReflectionCompleted(run=job.run, run_key=job.run_key, questions=asked.value.questions,
                                insights=insights, memories_considered=len(recent), provider=provider)
+
+
+@dataclass(frozen=True)
+class _Run:
+    job: ReflectionJob
+    name: str
+    llm: LLM
+    reader: MemoryReader
+    settings: ReflectionSettings
+
+    async def answer(
+        self, index: int, question: str, scope: _Scope
+    ) -> tuple[ProviderName, list[CitedInsight]] | None:
+        """One question's insights from the memories the NPC relies on, their evidence numbers mapped to
+        memory ids, with the answer's provider; None when only claims came back for it."""
+        job = self.job
+        retrieved = await self.reader.retrieve(RetrievalRequest(
+            tenant_id=job.tenant_id, world_id=job.world_id, npc_id=job.npc_id, query=question,
+            k=self.settings.reflection_retrieve_k, now=job.world_time,
+        ))
+        ordered = _ordered([m for m in retrieved if relied_on(m)])
+        if not ordered:
+            return None
+        answer = await self.llm.complete(
+            "reflection_insights",
+            ReflectionInsightsInput(npc_name=self.name, question=question, memories=_items(ordered)),
+            ReflectionInsightsOutput, **scope,
+        )
+        pairs = [(i.text, i.evidence) for i in answer.value.insights]
+        return answer.provider, cite_evidence(index, [_shown(m) for m in ordered], pairs)
 
 
 def _shown(m: MemoryView) -> ShownMemory:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from npcworld.contracts import MemoryKind
+from npcworld.contracts import MemoryKind, Trust
 
 __all__ = [
     "COUNTED_KINDS",
@@ -50,6 +50,7 @@ def add_importance(
     *,
     threshold: int = DEFAULT_THRESHOLD,
     counted: frozenset[MemoryKind] = COUNTED_KINDS,
+    trust: Trust = "high",
 ) -> tuple[Accumulator, Trigger | None]:
     """Add a new memory's importance; trigger the next run when the sum exceeds ``threshold``.
 
@@ -62,11 +63,13 @@ def add_importance(
         importance: the memory's importance (1-10).
         threshold: the configured threshold (REFLECTION_THRESHOLD, default 150).
         counted: the memory kinds that count toward a reflection.
+        trust: the memory's trust; a player's uncorroborated claim ("low") does not count, so claims, however
+            often repeated, never start a reflection (docs/reflection.md "Claims").
 
     Returns:
         The new accumulator and the trigger, if this memory made a reflection due.
     """
-    if kind not in counted:
+    if kind not in counted or trust == "low":
         return acc, None
     total = acc.importance_sum + importance
     if acc.pending_run is None and total > threshold:

@@ -27,6 +27,11 @@ __all__ = [
 
 _Name = Annotated[str, Field(min_length=1, max_length=200)]
 _Fact = Annotated[str, Field(min_length=1, max_length=500)]
+# Memory provenance (docs/studio-controls.md): a quoted line is someone's word, and stays theirs when retold.
+_TOLD_RULE = (
+    "A memory that quotes what someone said is their word, not something the character saw: if the "
+    "character passes it on, it says who said it (\"a traveller told me ...\") and never tells it as fact. "
+)
 
 
 class TranscriptLine(BaseModel):
@@ -164,14 +169,15 @@ def _turn_fields(i: DialogueTurnInput) -> dict[str, str]:
 
 DIALOGUE_TURN: PromptTemplate[DialogueTurnInput, DialogueTurnOutput] = PromptTemplate(
     kind="dialogue_turn",
-    version=4,
+    version=5,
     system=(
         "You voice one character in a simulated town, one line of a conversation at a time. Stay in "
         "character, ground what you say in the character's memories, and keep it to one or two sentences. "
         "Decide in the same answer whether this line ends the conversation, how warm it is toward the other "
         "person (-2 cold .. 2 warm), and whether the character commits to doing something (agreeing to meet, "
         "promising an errand). A commitment must be something this character said yes to in this line; an "
-        "invitation that clashes with what the character has already agreed to is declined.\n"
+        "invitation that clashes with what the character has already agreed to is declined. "
+        + _TOLD_RULE + "\n"
         'Answer with one JSON object only: {"utterance": "...", "end": false, "warmth": 0, "commitment": '
         'null or {"description": "...", "place": "place name or null", "time": "HH:MM or null", '
         '"date": "YYYY-MM-DD or null", "duration_minutes": 60}}.'
@@ -244,12 +250,12 @@ def _player_fields(i: PlayerLineInput) -> dict[str, str]:
 
 PLAYER_REPLY: PromptTemplate[PlayerLineInput, SpokenReply] = PromptTemplate(
     kind="player_reply",
-    version=3,
+    version=4,
     system=(
         "You voice a character in a simulated town who is talking with a visitor (a player). Answer in "
         "character, in one to three sentences, grounded in the character's memories; if the memories do not "
         "say, the character does not know. A visitor the character has met before is recognised. "
-        + _PLAYER_RULE
+        + _PLAYER_RULE + _TOLD_RULE
         + 'Answer with one JSON object only: {"reply": "...", "warmth": <-2..2, how warmly the character '
         "feels toward the visitor now>}."
     ),
@@ -267,11 +273,12 @@ PLAYER_REPLY: PromptTemplate[PlayerLineInput, SpokenReply] = PromptTemplate(
 
 INTERVIEW_ANSWER: PromptTemplate[PlayerLineInput, SpokenReply] = PromptTemplate(
     kind="interview_answer",
-    version=2,
+    version=3,
     system=(
         "You voice a character in a simulated town who is being interviewed. Answer the question truthfully "
         "from the character's memories, in character, in one to three sentences; if the memories do not say, "
-        "the character does not know. " + _PLAYER_RULE + 'Answer with one JSON object only: {"reply": "..."}.'
+        "the character does not know. " + _PLAYER_RULE + _TOLD_RULE
+        + 'Answer with one JSON object only: {"reply": "..."}.'
     ),
     user=(
         "Character: {npc}. {persona}\nWhen: {now}.\n{canon}What {npc} remembers that is relevant:\n"
