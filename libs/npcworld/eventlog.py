@@ -21,9 +21,11 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from npcworld.shredding import reveal_sync
+
 __all__ = [
     "Call", "Describe", "Explanation", "LoggedEvent", "Retrieval", "event", "events_after", "explain",
-    "memories_from_log",
+    "logged", "memories_from_log",
 ]
 
 _MAX_CHAIN = 50
@@ -96,7 +98,13 @@ def event(
     with conn.cursor(row_factory=dict_row) as cur:
         row = cur.execute(_EVENT + " WHERE event_id = %s AND (%s::text IS NULL OR tenant_id = %s)",
                           (event_id, tenant_id, tenant_id)).fetchone()
-    return LoggedEvent(**row) if row else None
+    return logged(conn, [row])[0] if row else None
+
+
+def logged(conn: psycopg.Connection[Any], rows: Sequence[dict[str, Any]]) -> list[LoggedEvent]:
+    """Stored rows as events, with what players said opened while their keys exist (npcworld.shredding)."""
+    reveal_sync(conn, [(row["type"], row["payload"]) for row in rows])
+    return [LoggedEvent(**row) for row in rows]
 
 
 def explain(
@@ -142,6 +150,7 @@ def _retrievals(
             " AND tenant_id = %s AND (%s::text IS NULL OR npc_id = %s) ORDER BY seq",
             (cause, found.tenant_id, found.npc_id, found.npc_id),
         ).fetchall()
+    reveal_sync(conn, [("MemoriesAccessed", a["payload"]) for a in accesses])
     ids = [m for a in accesses for m in a["payload"]["memory_ids"]]
     known = describe(conn, found, ids) if ids else {}
     gone = ("?", 0, "(no longer in the stream)")
@@ -162,7 +171,9 @@ def memories_from_log(
             " AND payload->>'memory_id' = ANY(%s::text[])",
             (found.tenant_id, found.world_id, found.npc_id, found.npc_id, list(ids)),
         ).fetchall()
-    return {r[0]: (r[1], r[2], r[3]) for r in rows}
+    described = [{"description": r[3]} for r in rows]
+    reveal_sync(conn, [("MemoryRecorded", d) for d in described])
+    return {r[0]: (r[1], r[2], d["description"]) for r, d in zip(rows, described, strict=True)}
 
 
 _FILTERS = (
@@ -192,5 +203,5 @@ def events_after(
             {"after": after, "t": tenant_id, "w": world_id, "n": npc_id, "types": list(types),
              "limit": limit},
         ).fetchall()
-    found = [LoggedEvent(**row) for row in rows]
+    found = logged(conn, rows)
     return found[::-1] if newest else found

@@ -9,8 +9,10 @@ from typing import Any
 from psycopg import AsyncConnection
 
 from npcworld.contracts import Envelope, WorldDeleted, WorldForked
+from npcworld.contracts.players import PlayerForgotten
 from npcworld.errors import ConflictError, NotFoundError
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
+from npcworld.forgetting import players_forgotten_in
 from npcworld.ids import uuid7
 
 __all__ = ["fork_world", "world_id_taken", "world_stream"]
@@ -35,7 +37,9 @@ async def fork_world(
 
     Copies keep their payloads and stream order, get fresh ids and name the original in
     ``forked_from`` (projections apply them, reactions skip them, so no LLM call is repeated).
-    A ``WorldForked`` event closes the copy. Runs in the caller's transaction.
+    A ``WorldForked`` event closes the copy, followed by a ``PlayerForgotten`` for each forgotten player who
+    talked in the copied history (the source may have been told after ``at``). Runs in the caller's
+    transaction.
 
     Safe on a live source world: the history is one database snapshot, and the copies are new events
     that every consumer folds (claims of the source world are untouched, so nothing there is owed or
@@ -68,7 +72,10 @@ async def fork_world(
         WorldForked(source_world_id=source_world_id, at_world_time=at, copied_events=len(history)),
         tenant_id=tenant_id, world_id=new_world_id, world_time=at,
     )
-    await uow.append(world_stream(new_world_id), [forked])
+    forgotten = [uow.new_event(PlayerForgotten(player_id=p), tenant_id=tenant_id, world_id=new_world_id,
+                               world_time=at)
+                 for p in await players_forgotten_in(conn, tenant_id, new_world_id)]
+    await uow.append(world_stream(new_world_id), [forked, *forgotten])
     return len(history)
 
 

@@ -41,7 +41,7 @@ from services.dialogue.conversations import (
 )
 from services.dialogue.deps import DialogueDeps
 from services.dialogue.domain import Conversation
-from services.dialogue.players import after_chat, familiarity_with
+from services.dialogue.players import after_chat, familiarity_with, forget_player, is_forgotten
 from services.dialogue.profiles import (
     on_npc_created,
     on_npc_retired,
@@ -226,6 +226,8 @@ async def prepare_replies(events: list[Envelope], deps: DialogueDeps, pool: Asyn
         async with gate:
             with handling(event.event_id, event.correlation_id):
                 async with pool.connection() as conn:
+                    if await is_forgotten(conn, deps, event):
+                        return
                     scene = await _player_scene(conn, event, deps)
                     known = await familiarity_with(conn, deps, event)
                 # The reply's text goes to the chat's stream as the LLM layer produces it (GET …/stream).
@@ -250,6 +252,8 @@ async def on_player_spoke(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) 
     said = event.payload
     assert isinstance(said, PlayerSpoke)
     npc = _npc(event)
+    if await is_forgotten(uow.conn, deps, event):
+        return  # forgotten while its line was on the way: nothing of it is stored again
     reply = deps.prepared.pop(event.event_id, None) or await _reply(uow.conn, event, deps)
     replied = NpcReplied(
         player_id=said.player_id,
@@ -275,6 +279,11 @@ async def on_inner_voice_given(event: Envelope, uow: UnitOfWork, deps: DialogueD
     )
 
 
+async def on_player_forgotten(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
+    """A player was forgotten: the world's NPCs drop their relationships with it."""
+    await forget_player(uow.conn, deps, event)
+
+
 async def on_world_deleted(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
     """Drop the deleted world's conversations, relationships and profiles."""
     await deps.repository.delete_world(uow.conn, event.tenant_id, event.world_id)
@@ -286,6 +295,7 @@ HANDLERS: dict[str, Handler] = {
     "ClockChanged": on_clock_changed,
     "UtteranceSpoken": on_utterance_spoken,
     "PlayerSpoke": on_player_spoke,
+    "PlayerForgotten": on_player_forgotten,
     "InnerVoiceGiven": on_inner_voice_given,
     "NpcCreated": on_npc_created,
     "NpcPersonaChanged": on_persona_changed,

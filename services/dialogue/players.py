@@ -8,12 +8,13 @@ the NPC heard: they change the relationship only through how the NPC itself answ
 from __future__ import annotations
 
 from npcworld.contracts import Envelope, PlayerSpoke, RelationshipChanged
+from npcworld.contracts.players import PlayerForgotten
 from services.dialogue.deps import DialogueDeps
 from services.dialogue.domain import after_conversation
 from services.dialogue.repository import Conn
 from services.dialogue.speaking import Reply
 
-__all__ = ["PLAYER_PREFIX", "after_chat", "familiarity_with", "player_other"]
+__all__ = ["PLAYER_PREFIX", "after_chat", "familiarity_with", "forget_player", "is_forgotten", "player_other"]
 
 # Relationship ``other_id`` of a player; NPC ids cannot hold a colon, so the two never meet.
 PLAYER_PREFIX = "player:"
@@ -47,3 +48,18 @@ async def after_chat(
     await deps.repository.save_relationship(conn, t, w, rel, event.world_time)
     return RelationshipChanged(other_id=other, familiarity=rel.familiarity, sentiment=rel.sentiment,
                                summary=summary)
+
+
+async def is_forgotten(conn: Conn, deps: DialogueDeps, event: Envelope) -> bool:
+    """Whether the speaking player has been forgotten since (the NPC then neither replies nor keeps it)."""
+    said = event.payload
+    assert isinstance(said, PlayerSpoke)
+    return await deps.repository.player_forgotten(conn, event.tenant_id, said.player_id)
+
+
+async def forget_player(conn: Conn, deps: DialogueDeps, event: Envelope) -> None:
+    """``PlayerForgotten``: every NPC of the world drops its relationship with the player."""
+    forgotten = event.payload
+    assert isinstance(forgotten, PlayerForgotten)
+    await deps.repository.delete_relationships(conn, event.tenant_id, event.world_id,
+                                               player_other(forgotten.player_id))

@@ -14,6 +14,7 @@ from psycopg.types.json import Jsonb
 
 from npcworld.canon import canon_of
 from npcworld.contracts import Commitment
+from npcworld.shredding import forgotten_among
 from npcworld.stepping import SteppedWorlds
 from services.dialogue.domain import Conversation, Line, Relationship
 
@@ -239,6 +240,17 @@ class DialogueRepository:
                DO UPDATE SET familiarity = excluded.familiarity, sentiment = excluded.sentiment,
                    summary = excluded.summary, last_talked = excluded.last_talked""",
             (tenant, world, rel.npc_id, rel.other_id, rel.familiarity, rel.sentiment, rel.summary, at),
+        )
+
+    async def player_forgotten(self, conn: Conn, tenant: str, player_id: str) -> bool:
+        """Whether the tenant has forgotten the player (npcworld.shredding's tombstones)."""
+        return bool(await forgotten_among(conn, tenant, [player_id]))
+
+    async def delete_relationships(self, conn: Conn, tenant: str, world: str, other_id: str) -> None:
+        """Every NPC of the world forgets ``other_id`` (a forgotten player)."""
+        await conn.execute(
+            f"DELETE FROM dialogue_relationships WHERE {_WORLD} AND other_id = %(o)s",
+            {"t": tenant, "w": world, "o": other_id},
         )
 
     async def set_stepped(self, conn: Conn, tenant: str, world: str, stepped: bool) -> None:

@@ -28,6 +28,9 @@ _RAISED_IN_BODY: dict[tuple[str, str], tuple[int, ...]] = {
     # routes/designer.py: the NPC is retired, or another write to the world stream came first
     ("PATCH", "/v1/worlds/{world_id}/npcs/{npc_id}"): (409,),
     ("DELETE", "/v1/worlds/{world_id}/npcs/{npc_id}"): (409,),
+    # routes/players.py: the player was forgotten
+    ("POST", "/v1/worlds/{world_id}/npcs/{npc_id}/chat"): (410,),
+    ("POST", "/v1/worlds/{world_id}/npcs/{npc_id}/interview"): (410,),
 }
 
 _WHY = {
@@ -39,6 +42,7 @@ _WHY = {
     408: "the request body did not arrive in time",
     409: "a conflict: the Idempotency-Key was used with another request or its first request still runs, "
     "an id is taken, or another request changed the resource first",
+    410: "the player was forgotten (DELETE /v1/players/{player_id}): nothing it says is stored",
     413: "the request body is larger than the gateway accepts",
     422: "a parameter, header or body field is invalid; `errors` names each one",
     429: "this API key is over its rate limit; retry after `Retry-After` seconds",

@@ -25,6 +25,7 @@ from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
 from npcworld.messaging import Prepare
 from npcworld.projection import Projection
+from npcworld.shredding import forgotten_among
 from services.memory import projection
 from services.memory.deps import MemoryDeps
 from services.memory.domain import (
@@ -189,8 +190,8 @@ async def on_npc_replied(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> 
     """
     replied = event.payload
     assert isinstance(replied, NpcReplied) and event.npc_id is not None
-    if replied.mode != "chat":
-        return
+    if replied.mode != "chat" or await forgotten_among(uow.conn, event.tenant_id, [replied.player_id]):
+        return  # an interview, or a chat of a player forgotten since (npcworld.shredding)
     stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
     player = f"player {replied.player_id}"
     canon = await canon_of(uow.conn, event.tenant_id, event.world_id, event.npc_id)

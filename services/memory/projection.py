@@ -24,9 +24,11 @@ from npcworld.contracts import (
     NpcCreated,
     NpcPersonaChanged,
 )
+from npcworld.contracts.players import PlayerForgotten
 from npcworld.embeddings import EmbeddingSpace, check_space
 from npcworld.errors import PermanentError
 from npcworld.projection import Projection
+from npcworld.shredding import FORGOTTEN
 from npcworld.stepping import steps
 from services.memory.deps import MemoryDeps
 from services.memory.domain import (
@@ -38,7 +40,7 @@ from services.memory.domain import (
     persona_summary,
     state_key,
 )
-from services.memory.repository import Conn
+from services.memory.repository import Conn, PlayerMemories
 
 __all__ = ["TABLES", "NoImportanceRater", "apply_corrected", "apply_held_accesses", "build_projection",
            "reembed_stream", "replay_memory_events"]
@@ -116,12 +118,18 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
     async def world_deleted(event: Envelope, conn: AsyncConnection[Any]) -> None:
         await deps.repository.delete_world(conn, event.tenant_id, event.world_id)
 
+    async def player_forgotten(event: Envelope, conn: AsyncConnection[Any]) -> None:
+        p = event.payload
+        assert isinstance(p, PlayerForgotten)
+        await PlayerMemories().forget_player(conn, event.tenant_id, event.world_id, p.player_id)
+
     return Projection(
         consumer,
         TABLES,
         {"NpcCreated": npc_created, "MemoryRecorded": recorded, "MemoriesAccessed": accessed,
          "WorldDeleted": world_deleted, "ClockChanged": clock_changed, "StepCompleted": step_completed,
-         "NpcPersonaChanged": npc_created, "MemoryCorrected": corrected, "MemoryForgotten": forgotten},
+         "NpcPersonaChanged": npc_created, "MemoryCorrected": corrected, "MemoryForgotten": forgotten,
+         "PlayerForgotten": player_forgotten},
         prepare=keep_derived,
         finish=restore_derived,
         fold_on_append=False,
@@ -145,6 +153,8 @@ async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope, *, kept_
         return 0
     if await deps.repository.forgotten(conn, stream, [p.memory_id]):
         return 0  # removed by a designer before this event came back to the consumer
+    if p.description == FORGOTTEN:
+        return 0  # a forgotten player's chat (its key is erased): a rebuild leaves it out, as live did
     memory = Memory(p.memory_id, npc, p.kind, p.description, p.importance, p.created_at, p.created_at,
                     p.location, p.subject, p.evidence, p.depth, Provenance(p.source, p.told_by, p.trust))
     model = stream.embedding_model or p.embedding_model

@@ -126,10 +126,11 @@ async def retrieve(
 async def _recorded(conn: Conn, access: Envelope) -> bool:
     """Is the very same access of the same cause stored already? A handler that worked its event out before
     its transaction and then again (its process died, its partitions moved) repeats its retrievals: the
-    repeat changes no last-access time, so it is not stored twice."""
+    repeat changes no last-access time, so it is not stored twice. (The query is left out of the comparison:
+    a player's line is stored sealed, npcworld.shredding.)"""
     cur = await conn.execute(
         "SELECT 1 FROM events WHERE causation_id = %s AND type = 'MemoriesAccessed' AND npc_id = %s"
-        " AND payload = %s::jsonb LIMIT 1",
+        " AND payload - 'query' = %s::jsonb - 'query' LIMIT 1",
         (access.causation_id, access.npc_id, access.payload.model_dump_json()),
     )
     return await cur.fetchone() is not None

@@ -9,6 +9,7 @@ from uuid import UUID
 
 from psycopg import AsyncConnection
 
+from npcworld.shredding import reveal
 from services.webhooks.domain import Outcome
 
 __all__ = ["Claimed", "DispatchRepository"]
@@ -80,10 +81,13 @@ class DispatchRepository:
 
     async def claim_due(self, limit: int, lease_seconds: float) -> list[Claimed]:
         cur = await self.conn.execute(_CLAIM, (lease_seconds, limit))
-        return [
+        claimed = [
             Claimed(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json.loads(r[8]))
             for r in await cur.fetchall()
         ]
+        # A player's words go out while the player's key exists; after it is erased, "[forgotten]".
+        await reveal(self.conn, [(c.event_type, c.envelope["payload"]) for c in claimed])
+        return claimed
 
     async def record(
         self, claimed: Claimed, result: tuple[int | None, str | None, float], outcome: Outcome

@@ -82,6 +82,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                                            "start": T0, "duration_minutes": 120},)},
     "RelationshipChanged": {"other_id": "sam", "familiarity": 3, "sentiment": 6.5},
     "PlayerSpoke": {"player_id": "p1", "text": "What are you up to today?"},
+    "PlayerForgotten": {"player_id": "p1"},
     "NpcReplied": {"player_id": "p1", "text": "Getting ready for the party tonight.",
                    "in_reply_to": "0190f0e0-0000-7000-8000-000000000000", "provider": "offline"},
     "InnerVoiceGiven": {"directive": "you will run for mayor"},

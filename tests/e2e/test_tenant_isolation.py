@@ -25,7 +25,7 @@ OPS = [
 ]
 # POST routes that only read (a query with a body); every other non-GET route writes.
 READ_POSTS = {"/v1/worlds/{world_id}/npcs/{npc_id}/memories/retrieve"}
-ADMIN_ONLY = [op for op in OPS if op[1].startswith("/v1/keys") or "inner-voice" in op[1]]
+ADMIN_ONLY = [op for op in OPS if op[1].startswith(("/v1/keys", "/v1/players")) or "inner-voice" in op[1]]
 WRITES = [op for op in OPS if op[0] != "GET" and op[1] not in READ_POSTS]
 
 

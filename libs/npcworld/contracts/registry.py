@@ -24,6 +24,7 @@ from npcworld.contracts.memory import MemoriesAccessed, MemoryCorrected, MemoryF
 from npcworld.contracts.npcs import NpcPersonaChanged, NpcRetired
 from npcworld.contracts.perception import ObservationMade, PlacesDiscovered
 from npcworld.contracts.planning import ActionDecided, ConversationRequested, DayPlanned, PlanRevised
+from npcworld.contracts.players import PlayerForgotten
 from npcworld.contracts.reflection import ReflectionCompleted, ReflectionFailed, ReflectionTriggered
 from npcworld.contracts.validation import ActionAcceptedByDefault, ActionValidatorSet
 from npcworld.contracts.world import (
@@ -80,6 +81,7 @@ EVENT_TYPES: Mapping[str, type[EventPayload]] = {
         RelationshipChanged,
         PlayerSpoke,
         NpcReplied,
+        PlayerForgotten,
         InnerVoiceGiven,
         WorldDefined,
         NpcsMoved,

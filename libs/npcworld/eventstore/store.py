@@ -12,6 +12,7 @@ from psycopg.rows import dict_row
 
 from npcworld.contracts import Envelope, envelope_from_dict
 from npcworld.errors import ConcurrencyError
+from npcworld.shredding.sealing import reveal, seal_payloads
 
 __all__ = ["EventFilter", "EventStore", "StoredEvent", "stored_stream_id"]
 
@@ -62,6 +63,12 @@ class EventFilter:
     claimed_by: str | None = None
 
 
+async def _stored_all(conn: AsyncConnection[Any], rows: list[dict[str, Any]]) -> list[StoredEvent]:
+    # A player's words are opened here while the player's key exists ("[forgotten]" once it is erased).
+    await reveal(conn, [(row["type"], row["payload"]) for row in rows])
+    return [_stored(row) for row in rows]
+
+
 def _stored(row: dict[str, Any]) -> StoredEvent:
     data = {k: row[k] for k in row if k not in ("seq", "stream_id", "version")}
     stream_id = row["stream_id"].removeprefix(f"{row['tenant_id']}/")
@@ -107,8 +114,10 @@ class EventStore:
         versions = list(range(current + 1, current + 1 + len(events)))
         try:
             async with conn.transaction():
+                payloads = await seal_payloads(conn, events)
                 cur = await conn.execute(
-                    _INSERT_EVENTS, _columns(stored_stream_id(tenant_id, stream_id), versions, events)
+                    _INSERT_EVENTS,
+                    _columns(stored_stream_id(tenant_id, stream_id), versions, events, payloads),
                 )
                 seqs = [row[0] for row in await cur.fetchall()]
                 await conn.execute(
@@ -139,7 +148,7 @@ class EventStore:
                 f"SELECT {_COLUMNS} FROM events WHERE stream_id = %s AND version > %s ORDER BY version",
                 (stored_stream_id(tenant_id, stream_id), after_version),
             )
-            return [_stored(row) for row in await cur.fetchall()]
+            return await _stored_all(conn, await cur.fetchall())
 
     async def read_all(
         self,
@@ -170,7 +179,7 @@ class EventStore:
         sql = f"SELECT {_COLUMNS} FROM events WHERE {' AND '.join(clauses)} ORDER BY seq LIMIT %s"
         async with conn.cursor(row_factory=dict_row) as cur:
             await cur.execute(sql, params)
-            return [_stored(row) for row in await cur.fetchall()]
+            return await _stored_all(conn, await cur.fetchall())
 
     async def last_seq(self, conn: AsyncConnection[Any]) -> int:
         """The highest committed sequence number (0 for an empty store)."""
@@ -179,7 +188,9 @@ class EventStore:
         return int(row[0]) if row else 0
 
 
-def _columns(stream_id: str, versions: list[int], events: Sequence[Envelope]) -> tuple[list[Any], ...]:
+def _columns(
+    stream_id: str, versions: list[int], events: Sequence[Envelope], payloads: list[str]
+) -> tuple[list[Any], ...]:
     return (
         [e.event_id for e in events],
         [stream_id] * len(events),
@@ -195,7 +206,7 @@ def _columns(stream_id: str, versions: list[int], events: Sequence[Envelope]) ->
         [e.correlation_id for e in events],
         [e.forked_from for e in events],
         [e.trace.model_dump_json() for e in events],
-        [e.payload.model_dump_json() for e in events],
+        payloads,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from typing import Any
@@ -17,6 +18,7 @@ from npcworld.errors import TransientError
 from npcworld.lanes import lane_of_root_sql
 from npcworld.messaging.kafka import ensure_topics, make_producer
 from npcworld.messaging.reconnect import Backoff, is_outage
+from npcworld.shredding import SEALED_FIELDS, reveal
 from npcworld.telemetry import instruments, tracer
 
 __all__ = ["OutboxRelay"]
@@ -184,7 +186,7 @@ class OutboxRelay:
         async with self.pool.connection() as conn, conn.transaction():
             rows = await (await conn.execute(_PENDING, (self.batch_size,))).fetchall()
             if rows:
-                await _publish(producer, rows)
+                await _publish(producer, await _opened(conn, rows))
                 await conn.execute("DELETE FROM outbox WHERE seq = ANY(%s)", ([r[0] for r in rows],))
         return len(rows)
 
@@ -195,9 +197,10 @@ class OutboxRelay:
             while True:
                 async with self.pool.connection() as conn:
                     rows = await (await conn.execute(_HISTORY, (after, self.batch_size))).fetchall()
+                    opened = await _opened(conn, [_routed(row) for row in rows])
                 if not rows:
                     break
-                await _publish(producer, [_routed(row) for row in rows])
+                await _publish(producer, opened)
                 count += len(rows)
                 after = rows[-1][0]
         logger.info("republished %d events from the event store (after seq %d)", count, from_seq)
@@ -233,6 +236,16 @@ def _routed(row: Any) -> tuple[Any, ...]:
     topic = EVENT_TYPES[event_type].topic
     key = {"npc_id": npc_id, "world_id": world_id}.get(topic.key)
     return (seq, topic.name, key, event_type, *rest)
+
+
+async def _opened(conn: AsyncConnection[Any], rows: list[Any]) -> list[Any]:
+    """Outbox-shaped rows with the players' words opened (consumers read plain payloads; a forgotten
+    player's words are published as "[forgotten]", also when the store is republished)."""
+    sealed = {i: json.loads(row[6]) for i, row in enumerate(rows) if row[3] in SEALED_FIELDS}
+    if not sealed:
+        return rows
+    await reveal(conn, [(rows[i][3], envelope["payload"]) for i, envelope in sealed.items()])
+    return [(*row[:6], json.dumps(sealed[i]), *row[7:]) if i in sealed else row for i, row in enumerate(rows)]
 
 
 async def _publish(producer: AIOKafkaProducer, rows: list[Any]) -> None:

@@ -77,6 +77,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/players/{player_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Forget Player
+         * @description Forget a player of the tenant, in every world: erase its data key (its words in the log become
+         *     unreadable at once), redact its chats' model calls, revoke its session tokens and tell each world it
+         *     talked in (``PlayerForgotten``); memories and relationships go as the services take that event in.
+         *     Repeating it is harmless; a player that never said anything is a 404.
+         */
+        delete: operations["forget_player_v1_players__player_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates": {
         parameters: {
             query?: never;
@@ -1157,6 +1180,31 @@ export interface components {
             seq: number;
             /** Stream Id */
             stream_id: string;
+        };
+        /** ForgottenOut */
+        ForgottenOut: {
+            /**
+             * Already Forgotten
+             * @description the player had been forgotten before (nothing new to erase)
+             */
+            already_forgotten: boolean;
+            /**
+             * Event Ids
+             * @description the PlayerForgotten events, one per world, in that order
+             */
+            event_ids: string[];
+            /**
+             * Llm Calls Redacted
+             * @description model calls of the player's chats whose texts were removed
+             */
+            llm_calls_redacted: number;
+            /** Player Id */
+            player_id: string;
+            /**
+             * Worlds
+             * @description worlds told now, each with a PlayerForgotten event
+             */
+            worlds: string[];
         };
         /** ForkIn */
         ForkIn: {
@@ -2315,6 +2363,15 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description the player was forgotten (DELETE /v1/players/{player_id}): nothing it says is stored */
+        Gone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description no such resource for this tenant (another tenant's answers the same as a missing one) */
         NotFound: {
             headers: {
@@ -2573,6 +2630,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    forget_player_v1_players__player_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                player_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForgottenOut"];
+                };
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -3368,6 +3454,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
             413: components["responses"]["RequestEntityTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -3532,6 +3619,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
             413: components["responses"]["RequestEntityTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];

@@ -15,11 +15,12 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from npcworld.eventlog import EVENT_COLUMNS, LoggedEvent, events_after
+from npcworld.eventlog import EVENT_COLUMNS, LoggedEvent, events_after, logged
 from npcworld.eventstore.store import stored_stream_id
 from npcworld.fork import world_stream
 from npcworld.messaging.heartbeat import owed_sql
 from npcworld.outbox.relay import _OLDEST_AGE
+from npcworld.shredding import FORGOTTEN
 from services.gateway.console.replay import Change, NpcFrame, Place, changes_of, places_of, state_at
 
 __all__ = ["MemoryRow", "NpcPage", "OpsPage", "World", "WorldTimeline", "dead_letters_of", "npc_page",
@@ -63,8 +64,7 @@ def world(conn: psycopg.Connection[Any], tenant_id: str, world_id: str) -> World
     out = World(world_id)
     rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE stream_id = %s ORDER BY version",
                  (stored_stream_id(tenant_id, world_stream(world_id)),))
-    for row in rows:
-        e = LoggedEvent(**row)
+    for e in logged(conn, rows):
         p = e.payload
         if e.type == "WorldCreated":
             out.exists, out.name, out.template = True, str(p.get("name", "")), p.get("template")
@@ -226,7 +226,16 @@ def _npc_events(conn: psycopg.Connection[Any], tenant_id: str, world_id: str, np
     rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = %s AND world_id = %s"
                  " AND npc_id = %s AND type = ANY(%s) ORDER BY seq DESC LIMIT %s",
                  (tenant_id, world_id, npc_id, types, limit))
-    return [LoggedEvent(**r) for r in rows]
+    return logged(conn, rows)
+
+
+def _relationships(conn: psycopg.Connection[Any], ws: tuple[str, str, str]) -> list[LoggedEvent]:
+    """The latest RelationshipChanged per other, warmest first (none with a forgotten player)."""
+    latest: dict[str, LoggedEvent] = {}
+    for e in _npc_events(conn, *ws, ["RelationshipChanged"], 500)[::-1]:
+        latest[str(e.payload.get("other_id"))] = e
+    kept = [e for e in latest.values() if e.payload.get("summary") != FORGOTTEN]
+    return sorted(kept, key=lambda e: -float(e.payload.get("sentiment", 0)))
 
 
 def npc_page(
@@ -253,15 +262,14 @@ def npc_page(
     page.now = now
     for e in recorded:
         p = e.payload
+        if p["description"] == FORGOTTEN:  # a forgotten player's chat: gone from the stream too
+            continue
         last = accessed.get(p["memory_id"], p["created_at"])
         hours = max(0.0, (now - datetime.fromisoformat(last)).total_seconds() / 3600) if now else 0.0
         page.memories.append(MemoryRow(
             p["memory_id"], p["kind"], p["description"], int(p["importance"]), p["created_at"], last,
             round(0.995 ** hours, 4), tuple(p.get("evidence", ())), int(p.get("depth", 0)), e.event_id))
-    latest: dict[str, LoggedEvent] = {}
-    for e in _npc_events(conn, *ws, ["RelationshipChanged"], 500)[::-1]:
-        latest[str(e.payload.get("other_id"))] = e
-    page.relationships = sorted(latest.values(), key=lambda e: -float(e.payload.get("sentiment", 0)))
+    page.relationships = _relationships(conn, ws)
     spoken = _npc_events(conn, *ws, ["UtteranceSpoken"], 200)
     ended = _npc_events(conn, *ws, ["ConversationEnded"], 50)
     ids = {str(e.payload["conversation_id"]) for e in [*spoken, *ended]}
@@ -273,8 +281,7 @@ def npc_page(
                      " AND npc_id = ANY(%s) AND type = 'UtteranceSpoken'"
                      " AND payload->>'conversation_id' = ANY(%s) ORDER BY seq",
                      (tenant_id, w.world_id, sorted(who), sorted(ids)))
-        for r in rows:
-            e = LoggedEvent(**r)
+        for e in logged(conn, rows):
             page.conversations.setdefault(str(e.payload["conversation_id"]), []).append(e)
     return page
 

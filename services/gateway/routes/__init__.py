@@ -13,7 +13,7 @@ __all__ = ["ROUTER_MODULES", "routers"]
 
 ROUTER_MODULES: tuple[str, ...] = ("worlds", "keys", "sessions", "webhooks", "stream", "usage", "memories",
                                     "simulation", "rules", "validators", "canon", "dialogue", "chat_stream",
-                                    "plans", "designer")
+                                    "plans", "designer", "players")
 
 
 def routers() -> list[APIRouter]:

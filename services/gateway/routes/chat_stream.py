@@ -21,6 +21,7 @@ from psycopg.rows import dict_row
 
 from npcworld.contracts import NpcReplied
 from npcworld.errors import NotFoundError, ValidationError
+from npcworld.shredding import reveal
 from services.gateway.deps import Chatter
 
 __all__ = ["router"]
@@ -105,6 +106,8 @@ async def _reply(request: Request, chat: uuid.UUID) -> dict[str, Any] | None:
             "SELECT event_id, payload FROM events WHERE type = 'NpcReplied' AND causation_id = %s", (chat,)
         )
         row = await cur.fetchone()
+        if row is not None:
+            await reveal(conn, [("NpcReplied", row["payload"])])
     if row is None:
         return None
     replied = NpcReplied.model_validate(row["payload"])

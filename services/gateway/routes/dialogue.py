@@ -29,11 +29,13 @@ from npcworld.contracts import Envelope, InnerVoiceGiven, NpcReplied, PlayerSpok
 from npcworld.errors import NotFoundError
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.settings import resolve_endpoints
+from npcworld.shredding import reveal
 from npcworld.telemetry import current_trace
 from services.gateway.deps import Chatter, Reader, Voice, Writer, live_world
 from services.gateway.domain import require_active
 from services.gateway.fields import ZonedDatetime, not_blank
 from services.gateway.routes._appending import append_at_end
+from services.gateway.routes.players import refuse_forgotten
 from services.gateway.schemas import Accepted, ReplyPending
 
 __all__ = ["router"]
@@ -194,6 +196,8 @@ async def _reply(request: Request, cause_id: str) -> dict[str, Any] | None:
             (cause_id,),
         )
         row: dict[str, Any] | None = await cur.fetchone()
+        if row is not None:
+            await reveal(conn, [("NpcReplied", row["payload"])])
         return row
 
 
@@ -229,6 +233,7 @@ async def _ask(
     future = await waiter.register(cause) if ask.wait else None
     try:
         async with request.app.state.pool.connection() as conn, conn.transaction():
+            await refuse_forgotten(conn, tenant_id, said.player_id)
             await append_at_end(UnitOfWork(conn, EventStore()), f"chat-{world_id}-{npc_id}", event)
     except BaseException:
         waiter.discard(cause)

@@ -42,6 +42,7 @@ class FakeDialogueRepository:
         self.stepped: dict[tuple[str, str], bool] = {}
         self.requests: dict[Any, tuple[str, str, datetime, str, str, str]] = {}
         self.retired: set[tuple[str, str, str]] = set()
+        self.forgotten: set[tuple[str, str]] = set()  # (tenant, player)
 
     async def save_npc(self, conn: Any, tenant: str, world: str, profile: NpcProfile) -> None:
         self.npcs[(tenant, world, profile.npc_id)] = profile
@@ -118,6 +119,13 @@ class FakeDialogueRepository:
         self, conn: Any, tenant: str, world: str, rel: Relationship, at: datetime
     ) -> None:
         self.relationships[(tenant, world, rel.npc_id, rel.other_id)] = replace(rel)
+
+    async def player_forgotten(self, conn: Any, tenant: str, player_id: str) -> bool:
+        return (tenant, player_id) in self.forgotten
+
+    async def delete_relationships(self, conn: Any, tenant: str, world: str, other_id: str) -> None:
+        for key in [k for k in self.relationships if k[:2] == (tenant, world) and k[3] == other_id]:
+            del self.relationships[key]
 
     async def set_stepped(self, conn: Any, tenant: str, world: str, stepped: bool) -> None:
         self.stepped[(tenant, world)] = stepped

@@ -22,6 +22,7 @@ __all__ = [
     "DeliveryDetail",
     "DeliveryOut",
     "EventOut",
+    "ForgottenOut",
     "ForkIn",
     "InnerVoiceIn",
     "InterviewIn",
@@ -246,6 +247,18 @@ class EventOut(BaseModel):
     event: dict[str, Any]
     seq: int
     stream_id: str
+
+
+class ForgottenOut(BaseModel):
+    """ForgottenOut"""
+
+    model_config = ConfigDict(extra="allow")
+
+    already_forgotten: bool
+    event_ids: list[str]
+    llm_calls_redacted: int
+    player_id: str
+    worlds: list[str]
 
 
 class ForkIn(BaseModel):

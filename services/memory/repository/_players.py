@@ -1,0 +1,31 @@
+"""What the memory service holds of a player it is told to forget (``PlayerForgotten``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from services.memory.repository._rows import Conn
+
+__all__ = ["PlayerMemories"]
+
+
+class PlayerMemories:
+    """Deletes a player's chat memories (subject ``player <id>``) and its chats held back by a step."""
+
+    async def forget_player(self, conn: Conn, tenant_id: str, world_id: str, player_id: str) -> int:
+        """Delete the world's memories of the player's chats; returns how many went."""
+        cur = await conn.execute(
+            "DELETE FROM memories WHERE tenant_id = %s AND world_id = %s AND subject = %s RETURNING npc_key",
+            (tenant_id, world_id, f"player {player_id}"),
+        )
+        removed = Counter(int(row[0]) for row in await cur.fetchall())
+        for npc_key, count in sorted(removed.items()):
+            await conn.execute(
+                "UPDATE memory_npcs SET memory_count = memory_count - %s WHERE npc_key = %s", (count, npc_key)
+            )
+        await conn.execute(
+            "DELETE FROM memory_held WHERE tenant_id = %s AND world_id = %s AND type = 'NpcReplied'"
+            " AND envelope->'payload'->>'player_id' = %s",
+            (tenant_id, world_id, player_id),
+        )
+        return sum(removed.values())
