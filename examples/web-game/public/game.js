@@ -46,7 +46,13 @@ async function withSession(call) {
 // -- the town and who is in it
 
 const walkable = (x, y) => game.town.rows[y]?.[x] !== undefined && game.town.rows[y][x] !== "#";
-const placeAt = (x, y) => game.town.places.find(({ area: [x0, y0, x1, y1] }) => x >= x0 && x <= x1 && y >= y0 && y <= y1);
+const size = ({ area: [x0, y0, x1, y1] }) => (x1 - x0 + 1) * (y1 - y0 + 1);
+
+/** The place the tile is in: the smallest area holding it (a room before the streets around it). */
+function placeAt(x, y) {
+  const holding = game.town.places.filter(({ area: [x0, y0, x1, y1] }) => x >= x0 && x <= x1 && y >= y0 && y <= y1);
+  return holding.sort((a, b) => size(a) - size(b))[0];
+}
 
 function drawBackground() {
   const { rows, places } = game.town;
@@ -236,15 +242,13 @@ function submitted(event) {
   if (text && game.partner) say(game.partner, text);
 }
 
+/** The walkable tile nearest the middle of the map. */
 function spawnPoint() {
   const { rows } = game.town;
   const cx = Math.floor(rows[0].length / 2), cy = Math.floor(rows.length / 2);
-  for (let r = 0; r < rows.length + rows[0].length; r++) {
-    for (let x = cx - r; x <= cx + r; x++) {
-      for (const y of [cy - r, cy + r]) if (walkable(x, y) && !placeAt(x, y)) return { x, y };
-    }
-  }
-  return { x: cx, y: cy };
+  const tiles = rows.flatMap((row, y) => [...row].map((_, x) => ({ x, y }))).filter(({ x, y }) => walkable(x, y));
+  const away = ({ x, y }) => Math.abs(x - cx) + Math.abs(y - cy);
+  return tiles.sort((a, b) => away(a) - away(b))[0];
 }
 
 async function main() {

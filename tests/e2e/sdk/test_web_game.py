@@ -133,10 +133,11 @@ async def _walk_with_keys(page: Page) -> None:
     raise AssertionError(f"the player at {start} could not move in any direction")
 
 
-def _tile_of(game: Game, npc_id: str) -> tuple[int, int]:
-    """Where the game server says the NPC stands."""
-    (x, y), = [p["tile"] for p in httpx.get(f"{game.url}/positions").json() if p["npc_id"] == npc_id]
-    return int(x), int(y)
+def _npc(game: Game, npc_id: str) -> tuple[tuple[int, int], str]:
+    """Where the game server says the NPC stands: its tile, and its place as the page names it."""
+    (npc,) = [p for p in httpx.get(f"{game.url}/positions").json() if p["npc_id"] == npc_id]
+    _, sector, arena = npc["location"].split(":")[:3]
+    return (int(npc["tile"][0]), int(npc["tile"][1])), f"{sector}, {arena}"
 
 
 async def _walk_to(page: Page, tile: tuple[int, int]) -> None:
@@ -163,11 +164,11 @@ async def test_a_player_walks_to_an_npc_and_its_reply_streams_in_chunk_by_chunk(
     assert await _pixel(page, wall) == [0x5B, 0x4A, 0x3A, 255]  # walls drawn where the tile map has them
     await _walk_with_keys(page)
 
-    marta = _tile_of(game, "marta")
+    marta, place = _npc(game, "marta")
     await _walk_to(page, marta)
     assert (await _pixel(page, marta))[:3] == [0xC0, 0x39, 0x2B]  # the player's marker is there
     assert "Marta Quill" in await page.inner_text('#nearby li[data-npc="marta"]')
-    assert await page.inner_text("#where") != "outdoors"
+    assert await page.inner_text("#where") == place
 
     await page.click('#nearby li[data-npc="marta"] button')
     await page.evaluate(WATCH_CHUNKS)
@@ -190,7 +191,7 @@ async def test_the_page_holds_only_a_chat_token_and_never_sees_the_studio_key(
     page, traffic = await _open(browser, game)
     await page.keyboard.press("t")  # the nearest NPC, if any is near the spawn point; else a walk to one
     if await page.locator("#talk").is_hidden():
-        await _walk_to(page, _tile_of(game, "marta"))
+        await _walk_to(page, _npc(game, "marta")[0])
         await page.keyboard.press("t")
     await page.fill("#line", "Good morning!")
     await page.press("#line", "Enter")
