@@ -438,7 +438,11 @@ def simulate(
         except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP: the run has stopped its processes and stack
             click.echo(f"\nstopped: no report; the run's processes and its stack under {out}/stack are down",
                        err=True)
-            sys.exit(130)
+            # Exit now: the simulation's loop was left with what still ran in it (a pool's workers), and an
+            # interpreter shutdown that waits for those, or meets a late signal, must not change the status.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
     click.echo(to_markdown(report))
     click.echo(f"saved {out}/report.json and {out}/report.md")
 
