@@ -10,13 +10,15 @@ __all__ = ["PlayerMemories"]
 
 
 class PlayerMemories:
-    """Deletes a player's chat memories (subject ``player <id>``) and its chats held back by a step."""
+    """Deletes a player's memories (its chats', subject ``player <id>``, and any it told, ``told_by``
+    ``player:<id>``) and its chats held back by a step."""
 
     async def forget_player(self, conn: Conn, tenant_id: str, world_id: str, player_id: str) -> int:
-        """Delete the world's memories of the player's chats; returns how many went."""
+        """Delete the world's memories of what the player said; returns how many went."""
         cur = await conn.execute(
-            "DELETE FROM memories WHERE tenant_id = %s AND world_id = %s AND subject = %s RETURNING npc_key",
-            (tenant_id, world_id, f"player {player_id}"),
+            "DELETE FROM memories WHERE tenant_id = %s AND world_id = %s AND (subject = %s OR told_by = %s)"
+            " RETURNING npc_key",
+            (tenant_id, world_id, f"player {player_id}", f"player:{player_id}"),
         )
         removed = Counter(int(row[0]) for row in await cur.fetchall())
         for npc_key, count in sorted(removed.items()):
