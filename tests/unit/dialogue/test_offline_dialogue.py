@@ -204,3 +204,24 @@ def test_among_news_as_important_an_event_still_to_come_is_told_first() -> None:
     memories = rated(("Maria Lopez adopted a stray cat", 6), (party, 6))
     line = turn("Maria Lopez", "Sam Moore", memories=memories, now=EARLIER).utterance
     assert "I am planning a Valentine's Day party" in line and "cat" not in line
+
+
+
+def test_a_players_claim_is_passed_on_as_that_players_word() -> None:
+    said = ('A player (p-liar) said to Ann Baker: "Tom Reed stole the bread." (p-liar has told Ann Baker this'
+            " 3 times)")
+    against = ('A player (p-liar) claims to Ann Baker: "The bakery was founded in 1990." (Ann Baker knows'
+               " otherwise: The bakery was founded in 1890)")
+    replies = []
+    for memory in (said, against):
+        inputs = PlayerLineInput(npc="Ann Baker", speaker="a visitor (p-curious)", now="Tuesday 14 February",
+                                 text="What happened at the bakery?",
+                                 memories=(MemoryItem(id="m1", description=memory),))
+        out = OfflineCognition().answer(PLAYER_REPLY, inputs)
+        assert isinstance(out, SpokenReply)
+        replies.append(out.reply)
+    assert replies == [
+        'A traveller (p-liar) told me: "Tom Reed stole the bread." I have not seen it myself.',
+        'A traveller (p-liar) told me: "The bakery was founded in 1990." I know otherwise: The bakery was'
+        " founded in 1890",
+    ]

@@ -55,6 +55,10 @@ _INVITE = re.compile(
 _FAREWELL = re.compile(r"\b(?:goodbye|bye|see you)\b", re.IGNORECASE)
 _QUOTED = re.compile(r'^(?P<who>[^":]{1,200}?) said to (?P<to>[^":]{1,200}?): "(?P<text>.*)"\s*$', re.DOTALL)
 _NAME = r"[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3}"
+# A player's line as the memory service stores it (plain, or as a claim against canon, maybe counted).
+_PLAYER_LINE = re.compile(
+    r'^A player \((?P<id>[^)]{1,100})\) (?:said|claims) to [^":]{1,200}: "(?P<text>[^"]*)"')
+_KNOWS_OTHERWISE = re.compile(r"knows otherwise: (?P<fact>[^)]+)\)")
 _SOURCED = re.compile(rf'(?P<origin>{_NAME}) (?:said|told me): "(?P<core>[^"]+)"')
 _NOT_NEWS = re.compile(
     r"^(?:my plan|i changed my plans|conversation with|a player)|replied to a player|comes up in \d+ of"
@@ -478,7 +482,17 @@ def _grounded(i: PlayerLineInput) -> str:
     known = [m for m in i.memories if ': "' not in m.description] or list(i.memories)
     if not known:
         return "I don't know anything about that."
-    return _voice(_clip(known[0].description, 600), i.npc, "")
+    return _voice(_clip(_retold(known[0].description), 600), i.npc, "")
+
+
+def _retold(memory: str) -> str:
+    """A player's line is passed on as that player's word, never as what the NPC knows."""
+    line = _PLAYER_LINE.match(memory)
+    if line is None:
+        return memory
+    told = f'A traveller ({line["id"]}) told me: "{line["text"]}"'
+    known = _KNOWS_OTHERWISE.search(memory)
+    return f"{told} I know otherwise: {known['fact']}" if known else f"{told} I have not seen it myself."
 
 
 def answer_player(i: PlayerLineInput) -> SpokenReply:
