@@ -1,11 +1,13 @@
 """A consumer's queue of fetched records, taken lane by lane (``npcworld.lanes``).
 
 The consumer loop adds each poll here and takes its next batch from the best lane that has records:
-interactive first, then the world's, then ingest. A lane's records keep their store order (a cause before
-its reactions: both are in the same lane); records of different lanes may be handled out of partition
-order, which is harmless because each chain stays in its lane and ``processed_events`` makes redelivery
-a no-op. Ingest is taken in small chunks, so the world's next step waits at most one chunk for the
-consumer. Offsets are committed only up to a partition's first record not yet handled.
+interactive first, then the world's, then ingest; while both chats and the world's events wait, they take
+turns, so a steady stream of chats delays a step by at most one batch instead of stopping the clock. A
+lane's records keep their store order (a cause before its reactions: both are in the same lane); records
+of different lanes may be handled out of partition order, which is harmless because each chain stays in
+its lane and ``processed_events`` makes redelivery a no-op. Ingest is taken in small chunks, so the world's
+next step waits at most one chunk for the consumer. Offsets are committed only up to a partition's first
+record not yet handled.
 
 While the world's (or a chat's) events keep coming, ``IngestPacer`` gives ingest at most a share of the
 consumer's time: on a machine that client traffic saturates, every consumer yielding the CPU between ingest
@@ -58,6 +60,7 @@ class LaneQueue(Generic[R]):
         self._seen: dict[TopicPartition, int] = {}  # the highest offset added per partition
         self._urgent = 0  # records ahead of ingest waiting
         self._taken: set[tuple[TopicPartition, int]] = set()  # taken and not yet done (handled elsewhere)
+        self._last = -1  # the lane of the last batch taken
 
     def __len__(self) -> int:
         return sum(len(rs) for rs in self._waiting.values())
@@ -96,6 +99,10 @@ class LaneQueue(Generic[R]):
         if not by_lane:
             return []
         best = min(by_lane)
+        world = LANES.index("world")
+        if best < world and world in by_lane and self._last == best:
+            best = world  # chats and the world take turns: a stream of chats never stops the clock
+        self._last = best
         if best == LANES.index("ingest") and not ingest:
             return []
         records = in_store_order(by_lane[best])[:limit]

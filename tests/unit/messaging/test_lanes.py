@@ -10,7 +10,7 @@ from aiokafka import TopicPartition
 from aiokafka.structs import ConsumerRecord
 
 from npcworld.lanes import WorldFirst, handling_lane, is_player_traffic, rank
-from npcworld.messaging.lanes import IngestPacer, LaneQueue
+from npcworld.messaging.lanes import IngestPacer, LaneQueue, lane_of
 
 Record = ConsumerRecord[bytes, bytes]
 P0, P1 = TopicPartition("perception", 0), TopicPartition("perception", 1)
@@ -165,3 +165,16 @@ def test_records_taken_and_not_yet_done_are_not_taken_again_and_commits_wait_for
     assert queue.take(500) == []  # nothing is taken twice
     assert queue.done(world) == {P0: 0}  # the ingest batch before it is not done: nothing to commit yet
     assert queue.done(beside) == {P0: 3}
+
+
+def test_while_chats_keep_coming_the_world_takes_every_other_batch() -> None:
+    queue: LaneQueue[Record] = LaneQueue()
+    queue.add({P0: [record(P0, 0, seq=0, lane="world"), record(P0, 1, seq=1, lane="world")],
+               P1: [record(P1, i, seq=10 + i, lane="interactive") for i in range(3)]})
+    lanes = []
+    for _ in range(4):
+        batch = queue.take(1)
+        lanes.append(lane_of(batch[0]))
+        queue.done(batch)
+    assert lanes == ["interactive", "world", "interactive", "world"]
+    assert lane_of(queue.take(1)[0]) == "interactive"  # the world has nothing left: chats go on
