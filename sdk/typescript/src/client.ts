@@ -76,6 +76,12 @@ export class Client {
     return this.remove(path("/v1/keys/{}", keyId));
   }
 
+  /** Forget a player in every world (admin): what it said reads `[forgotten]` at once, and its memories and
+   * relationships go; a player that never said anything is a NotFoundError. */
+  forgetPlayer(playerId: string): Promise<T.ForgottenOut> {
+    return this.transport.json<T.ForgottenOut>("DELETE", path("/v1/players/{}", playerId));
+  }
+
   /** A player session token: `chat` in this world only, as this player only, until it expires. */
   createSession(worldId: string, body: T.SessionIn, options?: CallOptions): Promise<T.SessionOut> {
     return this.post(path("/v1/worlds/{}/sessions", worldId), body, options);

@@ -9,6 +9,7 @@ export type DefinitionIn = S["DefinitionIn"];
 export type DeliveryDetail = S["DeliveryDetail"];
 export type DeliveryOut = S["DeliveryOut"];
 export type EventOut = S["EventOut"];
+export type ForgottenOut = S["ForgottenOut"];
 export type ForkIn = S["ForkIn"];
 export type KeyCreated = S["KeyCreated"];
 export type KeyIn = S["KeyIn"];

@@ -160,3 +160,20 @@ def test_the_generated_sdk_modules_match_the_contract_and_the_async_client(tool:
         capture_output=True, text=True, cwd=ROOT, check=False,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_forgetting_a_player_deletes_it_by_id_and_an_unknown_one_is_not_found() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        assert request.method == "DELETE"
+        if request.url.path == "/v1/players/p1":
+            done = {"player_id": "p1", "already_forgotten": False, "worlds": ["town"], "event_ids": ["e1"],
+                    "llm_calls_redacted": 2}
+            return httpx.Response(202, json=done)
+        return httpx.Response(404, json={**PROBLEM_422, "status": 404, "title": "Not Found", "errors": []},
+                              headers={"content-type": "application/problem+json"})
+
+    with _client(httpx.MockTransport(answer)) as client:
+        done = client.forget_player("p1")
+        assert done.worlds == ["town"] and not done.already_forgotten
+        with pytest.raises(NotFoundError):
+            client.forget_player("nobody")

@@ -13,6 +13,7 @@ from npcworld_sdk._models import (
     ClockOut,
     DeliveryDetail,
     DeliveryOut,
+    ForgottenOut,
     KeyCreated,
     KeyOut,
     PageDeliveryOut,
@@ -82,6 +83,11 @@ class AsyncAdmin(AsyncBase):
     async def revoke_key(self, key_id: str) -> None:
         """Revoke a key or end a player session (effective at once)."""
         await self.request("DELETE", path("/v1/keys/{}", key_id))
+
+    async def forget_player(self, player_id: str) -> ForgottenOut:
+        """Forget a player in every world (admin): what it said reads ``[forgotten]`` at once, and its
+        memories and relationships go; a player that never said anything is a ``NotFoundError``."""
+        return await self.fetch(ForgottenOut, "DELETE", path("/v1/players/{}", player_id))
 
     async def create_session(
         self,
