@@ -17,6 +17,8 @@ from typing import Any
 import httpx
 import psycopg
 
+from npcworld.shredding import reveal
+
 ACCEPTED = (200, 201, 202)
 _TOKEN = re.compile(r"\[(load-[0-9a-f]+-\d+-\d+)\]")
 _LINES = ("Any news from the market?", "What are you up to?", "Seen anyone at the cafe?", "Nice weather?")
@@ -172,15 +174,18 @@ async def check_events(
     Accepted requests must each have exactly one event, with the id they returned; refused ones none.
     """
     async with await psycopg.AsyncConnection.connect(database_url) as conn:
+        # A chat's text is stored sealed with its player's key (npcworld.shredding): opened here, as any
+        # reader of the log opens it.
         cur = await conn.execute(
-            "SELECT coalesce(payload->>'description', payload->>'text'), event_id::text FROM events"
-            " WHERE seq > %s AND world_id = %s AND type IN ('ObservationMade', 'PlayerSpoke')"
-            " AND coalesce(payload->>'description', payload->>'text') LIKE '%%[load-%%'",
+            "SELECT type, payload, event_id::text FROM events"
+            " WHERE seq > %s AND world_id = %s AND type IN ('ObservationMade', 'PlayerSpoke')",
             (since_seq, world),
         )
         rows = await cur.fetchall()
+        await reveal(conn, [(kind, payload) for kind, payload, _ in rows])
     found: dict[str, list[str]] = {}
-    for text, event_id in rows:
+    for _, payload, event_id in rows:
+        text = payload.get("description") or payload.get("text")
         if (m := _TOKEN.search(text or "")) is not None:
             found.setdefault(m.group(1), []).append(event_id)
     firsts = [o for o in outcomes if o.kind != "replay"]
