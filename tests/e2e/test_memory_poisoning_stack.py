@@ -121,6 +121,18 @@ async def test_claims_become_no_belief_and_no_reflection_on_the_whole_stack(api:
     assert not [i for i in insights if "stole" in i["text"] or "1990" in i["text"]]
     thoughts = await eventually(lambda: _reflections(api), bool, timeout=60)
     assert {(m["source"], m["trust"]) for m in thoughts} == {("inferred", "medium")}
+    inspector = await _console_npc_page(api)  # the ops console shows where each memory came from
+    assert "told by player:p-liar, low" in inspector and "perceived, high" in inspector
+
+
+async def _console_npc_page(api: httpx.AsyncClient) -> str:
+    secret = api.headers["Authorization"].removeprefix("Bearer ")
+    async with httpx.AsyncClient(base_url=str(api.base_url), timeout=30) as browser:
+        signed = await browser.post("/console/login", data={"api_key": secret})
+        assert signed.status_code == 303, signed.text
+        page = await browser.get(f"/console/worlds/{W}/npcs/ann")
+        assert page.status_code == 200, page.text
+        return page.text
 
 
 async def _reflections(api: httpx.AsyncClient) -> list[dict[str, Any]]:

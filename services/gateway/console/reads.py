@@ -15,6 +15,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from npcworld.contracts.memory import legacy_provenance
 from npcworld.eventlog import EVENT_COLUMNS, LoggedEvent, events_after, logged
 from npcworld.eventstore.store import stored_stream_id
 from npcworld.fork import world_stream
@@ -206,6 +207,14 @@ class MemoryRow:
     evidence: tuple[str, ...]
     depth: int
     event_id: uuid.UUID
+    provenance: str = "perceived, high"  # source (and who told it), trust: docs/studio-controls.md
+
+
+def _provenance(p: dict[str, Any]) -> str:
+    """Where the memory came from and how far the NPC relies on it ("told by player:p1, low")."""
+    known = p if "source" in p else legacy_provenance(str(p["kind"]), p.get("subject"))
+    by = f" by {known['told_by']}" if known.get("told_by") else ""
+    return f"{known['source']}{by}, {known['trust']}"
 
 
 @dataclass
@@ -268,7 +277,8 @@ def npc_page(
         hours = max(0.0, (now - datetime.fromisoformat(last)).total_seconds() / 3600) if now else 0.0
         page.memories.append(MemoryRow(
             p["memory_id"], p["kind"], p["description"], int(p["importance"]), p["created_at"], last,
-            round(0.995 ** hours, 4), tuple(p.get("evidence", ())), int(p.get("depth", 0)), e.event_id))
+            round(0.995 ** hours, 4), tuple(p.get("evidence", ())), int(p.get("depth", 0)), e.event_id,
+            _provenance(p)))
     page.relationships = _relationships(conn, ws)
     spoken = _npc_events(conn, *ws, ["UtteranceSpoken"], 200)
     ended = _npc_events(conn, *ws, ["ConversationEnded"], 50)
