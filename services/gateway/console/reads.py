@@ -123,7 +123,10 @@ def timeline(
     """Positions and actions over the world-time window ``(until - span, until]`` (``until``: the world's
     latest time; the window shrinks to the newest ``max_changes`` events), with each NPC's state as the
     window opens."""
-    bounds = _rows(conn, "SELECT min(world_time) AS first, max(world_time) AS last, max(seq) AS seq"
+    # No max(seq) of the world here: with a newer world (a fork) in the table, Postgres walks the primary key
+    # back through all of that one's events to find it (0.4 s on a 1M-event fork) instead of using the
+    # world's index. The page's live stream resumes after the window's newest change (it follows changes).
+    bounds = _rows(conn, "SELECT min(world_time) AS first, max(world_time) AS last"
                    " FROM events WHERE tenant_id = %s AND world_id = %s", (tenant_id, w.world_id))[0]
     first, last = bounds["first"], bounds["last"]
     if last is None:
@@ -141,8 +144,15 @@ def timeline(
     window = [Change(seq, at, npc, path, (int(x), int(y)) if x is not None and y is not None else None,
                      description, emoji)
               for seq, at, npc, path, x, y, description, emoji in sorted(rows, key=lambda r: r[0])]
-    return WorldTimeline(first, last, since, _opening(conn, tenant_id, w, since), window,
-                         int(bounds["seq"] or 0))
+    following = window[-1].seq if window else _newest_seq_at(conn, tenant_id, w.world_id, last)
+    return WorldTimeline(first, last, since, _opening(conn, tenant_id, w, since), window, following)
+
+
+def _newest_seq_at(conn: psycopg.Connection[Any], tenant_id: str, world_id: str, at: datetime) -> int:
+    """The newest event's seq among the world's events at world time ``at`` (by the world-time index)."""
+    row = _rows(conn, "SELECT coalesce(max(seq), 0) AS seq FROM events WHERE tenant_id = %s AND world_id = %s"
+                " AND world_time = %s", (tenant_id, world_id, at))[0]
+    return int(row["seq"])
 
 
 _WINDOW = """
