@@ -23,6 +23,7 @@ from npcworld.contracts import (
     MemoryRecorded,
     NpcCreated,
     NpcPersonaChanged,
+    NpcRetired,
 )
 from npcworld.contracts.players import PlayerForgotten
 from npcworld.embeddings import EmbeddingSpace, check_space
@@ -46,7 +47,7 @@ __all__ = ["TABLES", "NoImportanceRater", "apply_corrected", "apply_held_accesse
            "reembed_stream", "replay_memory_events"]
 
 logger = logging.getLogger(__name__)
-TABLES = ("memory_npcs", "memories", "memory_access", "memory_clocks", "memory_forgotten")
+TABLES = ("memory_npcs", "memories", "memory_access", "memory_clocks", "memory_forgotten", "memory_retired")
 _BATCH = 256
 
 
@@ -115,6 +116,11 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
         stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
         await deps.repository.forget(conn, stream, p.memory_id)
 
+    async def npc_retired(event: Envelope, conn: AsyncConnection[Any]) -> None:
+        p = event.payload
+        assert isinstance(p, NpcRetired)
+        await deps.repository.retire(conn, NpcRef(event.tenant_id, event.world_id, p.npc_id))
+
     async def world_deleted(event: Envelope, conn: AsyncConnection[Any]) -> None:
         await deps.repository.delete_world(conn, event.tenant_id, event.world_id)
 
@@ -129,7 +135,7 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
         {"NpcCreated": npc_created, "MemoryRecorded": recorded, "MemoriesAccessed": accessed,
          "WorldDeleted": world_deleted, "ClockChanged": clock_changed, "StepCompleted": step_completed,
          "NpcPersonaChanged": npc_created, "MemoryCorrected": corrected, "MemoryForgotten": forgotten,
-         "PlayerForgotten": player_forgotten},
+         "PlayerForgotten": player_forgotten, "NpcRetired": npc_retired},
         prepare=keep_derived,
         finish=restore_derived,
         fold_on_append=False,

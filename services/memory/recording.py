@@ -51,8 +51,8 @@ async def record_memories(
     if drafts:  # an ablated world (WorldCreated.ablations) records no memory of the ablated kinds
         dropped = await _ablated(uow, stream)
         drafts = [d for d in drafts if d.kind not in dropped]
-    if not drafts:
-        return []
+    if not drafts or await deps.repository.is_retired(uow.conn, stream.npc):
+        return []  # a retired NPC remembers nothing new (what it remembered stays)
     space = EmbeddingSpace.of(deps.embedder)
     stored = (
         EmbeddingSpace(stream.embedding_model, stream.embedding_dims or 0) if stream.embedding_model else None

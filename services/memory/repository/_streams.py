@@ -218,12 +218,29 @@ class MemoryRepository(RankingQueries, ListingQueries, IndexQueries, HoldingQuer
         """Drop one NPC's memories and stream row (before rebuilding it from the event store)."""
         await conn.execute(f"DELETE FROM memory_npcs WHERE {_STREAM}", _params(stream))
 
+    async def retire(self, conn: Conn, npc: NpcRef) -> None:
+        """The NPC was retired: it records no new memory from now on."""
+        await conn.execute(
+            "INSERT INTO memory_retired (tenant_id, world_id, npc_id) VALUES (%s, %s, %s)"
+            " ON CONFLICT DO NOTHING",
+            (npc.tenant_id, npc.world_id, npc.npc_id),
+        )
+
+    async def is_retired(self, conn: Conn, npc: NpcRef) -> bool:
+        cur = await conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM memory_retired"
+            " WHERE tenant_id = %s AND world_id = %s AND npc_id = %s)",
+            (npc.tenant_id, npc.world_id, npc.npc_id),
+        )
+        row = await cur.fetchone()
+        return bool(row and row[0])
+
     async def delete_world(self, conn: Conn, tenant_id: str, world_id: str) -> None:
         """Drop every memory stream of a world (the projection of a WorldDeleted event)."""
         await conn.execute(
             "DELETE FROM memory_npcs WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
         )
-        for table in ("memory_held", "memory_clocks"):
+        for table in ("memory_held", "memory_clocks", "memory_retired"):
             await conn.execute(
                 f"DELETE FROM {table} WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
             )
