@@ -220,7 +220,7 @@ class ConsumerLoop(Generic[D]):
         except _Abandoned:
             logger.warning("%s: stopping with a batch uncommitted; it will be redelivered", self.name)
         finally:
-            if aside is not None and not aside.task.done():
+            if aside is not None:  # still running, or ended and not yet taken: its outcome is read either way
                 await _end_aside(self.name, aside.task)
 
     @staticmethod
