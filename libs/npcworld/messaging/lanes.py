@@ -2,12 +2,12 @@
 
 The consumer loop adds each poll here and takes its next batch from the best lane that has records:
 interactive first, then the world's, then ingest; while both chats and the world's events wait, they take
-turns, so a steady stream of chats delays a step by at most one batch instead of stopping the clock. A
-lane's records keep their store order (a cause before its reactions: both are in the same lane); records
-of different lanes may be handled out of partition order, which is harmless because each chain stays in
-its lane and ``processed_events`` makes redelivery a no-op. Ingest is taken in small chunks, so the world's
-next step waits at most one chunk for the consumer. Offsets are committed only up to a partition's first
-record not yet handled.
+turns, and the chats' batch is a small chunk, so a steady stream of chats delays a step's hop by at most one
+chunk instead of stopping the clock. A lane's records keep their store order (a cause before its
+reactions: both are in the same lane); records of different lanes may be handled out of partition order,
+which is harmless because each chain stays in its lane and ``processed_events`` makes redelivery a no-op.
+Ingest is taken in small chunks, so the world's next step waits at most one chunk for the consumer.
+Offsets are committed only up to a partition's first record not yet handled.
 
 While the world's (or a chat's) events keep coming, ``IngestPacer`` gives ingest at most a share of the
 consumer's time: on a machine that client traffic saturates, every consumer yielding the CPU between ingest
@@ -106,14 +106,19 @@ class LaneQueue(Generic[R]):
         if best == LANES.index("ingest") and not ingest:
             return []
         records = in_store_order(by_lane[best])[:limit]
-        if best == LANES.index("ingest"):
-            work = 0
-            for i, record in enumerate(records):
-                work += self.counts(record)
-                if work > self.ingest_chunk:
-                    records = records[:i]
-                    break
+        # Ingest always, and chats while the world's events wait behind them, go in small chunks.
+        if best == LANES.index("ingest") or (best < world and world in by_lane):
+            records = self._chunk(records, self.ingest_chunk)
         self._taken.update((TopicPartition(r.topic, r.partition), r.offset) for r in records)
+        return records
+
+    def _chunk(self, records: list[R], size: int) -> list[R]:
+        """The first records holding ``size`` that ``counts`` (the others pass through at no cost)."""
+        work = 0
+        for i, record in enumerate(records):
+            work += self.counts(record)
+            if work > size:
+                return records[:i]
         return records
 
     def done(self, records: list[R]) -> dict[TopicPartition, int]:

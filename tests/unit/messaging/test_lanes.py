@@ -178,3 +178,13 @@ def test_while_chats_keep_coming_the_world_takes_every_other_batch() -> None:
         queue.done(batch)
     assert lanes == ["interactive", "world", "interactive", "world"]
     assert lane_of(queue.take(1)[0]) == "interactive"  # the world has nothing left: chats go on
+
+
+def test_while_the_world_waits_a_chats_batch_is_a_small_chunk() -> None:
+    chats = [record(P1, i, seq=i, lane="interactive") for i in range(20)]
+    queue: LaneQueue[Record] = LaneQueue(ingest_chunk=8)
+    queue.add({P1: chats})
+    assert len(queue.take(500)) == 20  # nothing else waits: the whole poll
+    queue = LaneQueue(ingest_chunk=8)
+    queue.add({P1: chats, P0: [record(P0, 0, seq=100, lane="world")]})
+    assert len(queue.take(500)) == 8
