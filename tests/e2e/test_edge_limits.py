@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import select
 import socket
 import time
 from collections.abc import Iterator
@@ -34,14 +35,19 @@ def _exchange(address: tuple[str, int], head: str, body_parts: tuple[bytes, ...]
     with socket.create_connection(address, timeout=15) as sock:
         sock.sendall(head.encode())
         for part in body_parts:
+            if select.select([sock], [], [], 0)[0]:
+                break  # the gateway has answered: a client stops sending, as an HTTP client does
             try:
                 sock.sendall(part)
             except OSError:
                 break  # the gateway answered and closed already
             time.sleep(pause)
         answer = b""
-        while chunk := sock.recv(65536):
-            answer += chunk
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except ConnectionResetError:
+            pass  # the gateway closed with part of the body unread (a reset after its answer)
     took = time.monotonic() - started
     status_line, _, rest = answer.partition(b"\r\n")
     _, _, body = rest.partition(b"\r\n\r\n")
