@@ -3,6 +3,7 @@ model (a model call inside a transaction holds it open for seconds)."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -11,6 +12,7 @@ from psycopg import AsyncConnection
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld.cause import current_cause
 from npcworld.llm import LLM
 
 __all__ = ["ProbedLLM", "TrackedPool"]
@@ -39,10 +41,14 @@ class TrackedPool:
 class ProbedLLM:
     """The LLM layer, recording for each call whether the consumer held a transaction open meanwhile."""
 
-    def __init__(self, llm: LLM, pool: TrackedPool, calls: list[tuple[str, bool]]) -> None:
-        self.llm, self.pool, self.calls = llm, pool, calls
+    def __init__(self, llm: LLM, pool: TrackedPool, calls: list[tuple[str, bool]],
+                 chains: list[uuid.UUID | None] | None = None) -> None:
+        self.llm, self.pool, self.calls, self.chains = llm, pool, calls, chains
 
     async def complete(self, kind: str, *args: Any, **kwargs: Any) -> Any:
         open_txn = any(c.info.transaction_status != TransactionStatus.IDLE for c in self.pool.in_use)
         self.calls.append((kind, open_txn))
+        if self.chains is not None:  # the chain (correlation id) each call was made for, beside it
+            cause = current_cause()
+            self.chains.append(cause.correlation_id if cause else None)
         return await self.llm.complete(kind, *args, **kwargs)

@@ -39,8 +39,8 @@ async def stack(
     settings = Settings(database_url=database_url, kafka_bootstrap_servers=broker.bootstrap)
     async with running_memory_service(database_url, broker.bootstrap, embedder=embedder) as memory_url:
         memory = HttpMemoryReader(memory_url)
-        tracked, calls = TrackedPool(pool), list[tuple[str, bool]]()
-        deps = PlanningDeps(llm=ProbedLLM(build_llm(settings, pool), tracked, calls), memory=memory)
+        tracked, calls, chains = TrackedPool(pool), list[tuple[str, bool]](), list[uuid.UUID | None]()
+        deps = PlanningDeps(llm=ProbedLLM(build_llm(settings, pool), tracked, calls, chains), memory=memory)
         loop = ConsumerLoop(f"planning-{uuid.uuid4().hex[:8]}", HANDLERS, deps,
                             pool=tracked,  # type: ignore[arg-type]
                             bootstrap=broker.bootstrap, events_per_transaction=EVENTS_PER_TRANSACTION,
@@ -50,7 +50,7 @@ async def stack(
         tasks = [asyncio.create_task(relay.run(stop)), asyncio.create_task(loop.run(stop))]
         try:
             await eventually(_started(loop, tasks), lambda ok: ok, timeout=60)
-            yield Stack(pool, memory, calls)
+            yield Stack(pool, memory, calls, chains)
         finally:
             stop.set()
             await asyncio.gather(*tasks)

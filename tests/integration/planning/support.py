@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,6 +29,8 @@ class Stack:
     # Each model call the planning consumer made: (prompt kind, whether one of its connections was then
     # inside a transaction).
     llm_calls: list[tuple[str, bool]]
+    # The chain (correlation id) of each of those calls, in the same order.
+    llm_chains: list[uuid.UUID | None] = field(default_factory=list)
 
 
 def new_key() -> NpcKey:
