@@ -33,6 +33,7 @@ from launcher.run_guard import Guardian, RunLock, stop_leftovers
 from launcher.run_progress import Progress, progress_line, stored_events, world_progress
 from launcher.stack_health import StackHealth, bring_up, write_run_state
 from npcworld.db import open_pool
+from npcworld.errors import InfraError
 from npcworld.service_auth import TOKEN_ENV
 
 __all__ = [
@@ -156,7 +157,12 @@ class Supervisor:
         try:
             if left := stop_leftovers(self.home, exclude=(guardian.proc.pid, *stack.broker_pids())):
                 _say(f"stopped {left} processes left behind by an earlier run of {self.home}")
-            state = bring_up(self.home)
+            try:
+                state = bring_up(self.home)
+            except InfraError:
+                if signals.requested.is_set():  # a Ctrl-C reached the start as it began: a stop, not a fault
+                    return
+                raise
             _say(f"embedded stack up: postgres {state.database_url}  kafka {state.kafka_bootstrap_servers}")
             if signals.requested.is_set():
                 return
