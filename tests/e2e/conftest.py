@@ -105,3 +105,11 @@ async def client_factory_module(gateway_url: str, database_url: str) -> AsyncIte
 
     yield make
     await asyncio.gather(*(c.aclose() for c in clients))
+
+
+async def gateway_ready(client: httpx.AsyncClient) -> bool:
+    """Whether the gateway behind ``client`` answers /readyz with 200 (False while it cannot be reached)."""
+    try:
+        return (await client.get("/readyz")).status_code == 200
+    except httpx.HTTPError:
+        return False

@@ -17,6 +17,7 @@ from npcworld.db import open_pool
 from npcworld.projection import differences
 from services.gateway.repository import KeyRepository
 from services.world_state.repository import WorldRepository
+from tests.e2e.conftest import gateway_ready
 from tests.infra import BrokerForTests, free_port
 from tests.integration.replay.town import Town, projections, service_env, wait_for_step
 from tests.polling import eventually
@@ -83,19 +84,12 @@ async def town(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> A
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30,
                                      headers={"Authorization": f"Bearer {secret}"}) as client:
             town.client = client
-            await eventually(lambda: _ready(client), bool, timeout=60)
+            await eventually(lambda: gateway_ready(client), bool, timeout=60)
             yield town
     finally:
         await pool.close()
         group.stop()
         broker.stop()
-
-
-async def _ready(client: httpx.AsyncClient) -> bool:
-    try:
-        return (await client.get("/readyz")).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 async def test_the_town_has_the_npcs_these_tests_edit(town: DesignerTown) -> None:

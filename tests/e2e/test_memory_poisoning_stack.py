@@ -14,6 +14,7 @@ import pytest
 from launcher.supervisor import ProcessGroup, process_commands
 from npcworld.db import open_pool
 from services.gateway.repository import GatewayRepository
+from tests.e2e.conftest import gateway_ready
 from tests.infra import BrokerForTests, free_port
 from tests.integration.replay.town import service_env
 from tests.polling import eventually
@@ -45,19 +46,12 @@ async def api(
             _, secret = await GatewayRepository(conn).create_tenant("poisoning")
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30,
                                      headers={"Authorization": f"Bearer {secret}"}) as client:
-            await eventually(lambda: _ready(client), bool, timeout=120)
+            await eventually(lambda: gateway_ready(client), bool, timeout=120)
             yield client
     finally:
         await pool.close()
         group.stop()
         broker.stop()
-
-
-async def _ready(client: httpx.AsyncClient) -> bool:
-    try:
-        return (await client.get("/readyz")).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 async def _events(client: httpx.AsyncClient, *types: str) -> list[dict[str, Any]]:
