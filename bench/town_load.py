@@ -156,6 +156,7 @@ async def _measure(town: Town, args: argparse.Namespace) -> dict[str, Any]:
             clock.run_for(args.baseline_seconds), backlog.run_for(args.baseline_seconds)
         )
         cpu_mid = cpu.snapshot()
+        seq_mid = await _max_seq(conn)
         plan = LoadPlan(WORLD, npcs, args.clients, args.seconds, args.chat_share, args.think_ms,
                         args.resend_share, args.chat_timeout_s, args.seed)
         print(f"load: {args.clients} clients for {args.seconds:.0f} s", file=sys.stderr)
@@ -163,9 +164,13 @@ async def _measure(town: Town, args: argparse.Namespace) -> dict[str, Any]:
         outcomes = await drive(http, plan, lambda: clock.world_time)
         during, owed_during = await sampler
         cpu_end, load_during = cpu.snapshot(), os.getloadavg()
+        seq_end = await _max_seq(conn)
+        stored = {"baseline": await _types(conn, since, seq_mid),
+                  "load": await _types(conn, seq_mid, seq_end)}
         after = await clock.run_for(args.after_seconds) if args.after_seconds > 0 else None
         events = await check_events(url, WORLD, since, outcomes)
         replies = await check_replies(url, outcomes, args.drain_seconds)
+        path = await _chat_path(conn, seq_mid, seq_end)
     n = len(npcs)
 
     def window(w: dict[str, float] | None) -> dict[str, float] | None:
@@ -181,9 +186,50 @@ async def _measure(town: Town, args: argparse.Namespace) -> dict[str, Any]:
         "requests": summarise(outcomes, args.seconds),
         "events": events,
         "chat_replies": replies,
+        "events_stored": stored,
+        "chat_path_ms": path,
         "cpu_seconds": {"baseline": ProcessCpu.diff(cpu_base, cpu_mid),
                         "load": ProcessCpu.diff(cpu_mid, cpu_end)},
     }
+
+
+async def _max_seq(conn: psycopg.AsyncConnection[Any]) -> int:
+    row = await (await conn.execute("SELECT coalesce(max(seq), 0) FROM events")).fetchone()
+    return int(row[0]) if row else 0
+
+
+async def _types(conn: psycopg.AsyncConnection[Any], after: int, upto: int) -> dict[str, int]:
+    """Events stored in a window (by seq), by type, most first: what the town and the clients cost."""
+    cur = await conn.execute("SELECT type, count(*) FROM events WHERE seq > %s AND seq <= %s GROUP BY type"
+                             " ORDER BY count(*) DESC", (after, upto))
+    return {str(t): int(n) for t, n in await cur.fetchall()}
+
+
+async def _chat_path(
+    conn: psycopg.AsyncConnection[Any], after: int, upto: int
+) -> dict[str, dict[str, float]]:
+    """Where a chat's time went, from the log (ms after the chat was stored, p50/p95): its first retrieval
+    stored, dialogue's transaction begun (the claim's processed_at; the model call comes before it), the reply
+    stored."""
+    cur = await conn.execute(
+        "SELECT extract(epoch FROM p.processed_at - s.recorded_at) * 1000,"
+        " extract(epoch FROM (SELECT min(a.recorded_at) FROM events a WHERE a.causation_id = s.event_id"
+        "   AND a.type = 'MemoriesAccessed') - s.recorded_at) * 1000,"
+        " extract(epoch FROM r.recorded_at - s.recorded_at) * 1000"
+        " FROM events s JOIN events r ON r.causation_id = s.event_id AND r.type = 'NpcReplied'"
+        " LEFT JOIN processed_events p ON p.consumer = 'dialogue' AND p.event_id = s.event_id"
+        " WHERE s.type = 'PlayerSpoke' AND s.seq > %s AND s.seq <= %s", (after, upto))
+    rows = await cur.fetchall()
+
+    def pct(values: list[float]) -> dict[str, float]:
+        values = sorted(values)
+        if not values:
+            return {}
+        return {"p50": round(values[len(values) // 2], 1), "p95": round(values[int(len(values) * 0.95)], 1)}
+
+    return {"to_dialogue_transaction": pct([float(a) for a, _, _ in rows if a is not None]),
+            "to_first_retrieval": pct([float(b) for _, b, _ in rows if b is not None]),
+            "to_reply_stored": pct([float(c) for _, _, c in rows if c is not None])}
 
 
 def _verdict(r: dict[str, Any]) -> dict[str, bool]:
@@ -226,6 +272,10 @@ def _print(r: dict[str, Any]) -> None:
               f"{b['mean_outbox']}, mean owed {b['mean_owed']}")
     print(f"events: {r['events']}")
     print(f"chat replies: {r['chat_replies']}")
+    print(f"chat path (ms from the chat stored): {r['chat_path_ms']}")
+    for name, types in r["events_stored"].items():
+        listed = ", ".join(f"{k} {v}" for k, v in types.items())
+        print(f"events stored, {name}: {sum(types.values())} ({listed})")
     for name, spent in r["cpu_seconds"].items():
         print(f"CPU seconds, {name}: " + ", ".join(f"{k} {v}" for k, v in spent.items()))
     for target, met in r["verdict"].items():
