@@ -26,7 +26,7 @@ from tests.chaos.harness import RECOVERY_S, WORLD, ChaosTown, Clients
 from tests.chaos.test_chaos import settle
 
 PROCESSES = ("world_state", "perception", "memory", "planning", "dialogue", "reflection", "reflection-worker",
-             "webhooks", "relay", "gateway")
+             "webhooks", "relay", "gateway", "gateway-projection")
 FAULTS = (*PROCESSES, "broker", "postgres", "postgres-frozen-15s", "replay", "fork")
 
 

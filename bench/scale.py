@@ -34,6 +34,7 @@ from bench._stack import _free_port
 from launcher.embedded import EmbeddedStack
 from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
 from launcher.embedded.rotation import BrokerRotation
+from launcher.instances import instance_name
 from launcher.supervisor import SERVICE_MODULES, ProcessGroup, process_commands, rotate_group_broker
 from npcworld.contracts import ClockChanged, EventPayload, WorldCreated
 from npcworld.db import open_pool
@@ -98,7 +99,7 @@ class _Town:
                 created = WorldCreated(name=self.world, template=self.name, start_time=start)
                 await _append(conn, world_stream(self.world), created, tenant, self.world, start)
             await self._until(pool, "SELECT count(*) FROM ws_clocks WHERE world_id = %s", self.world, 1, 900)
-            services = [n for n in self.group.commands if n in SERVICE_MODULES]
+            services = [s for s in SERVICE_MODULES if instance_name(s, 1) in self.group.commands]
             sql = "SELECT count(DISTINCT consumer) FROM consumer_heartbeats WHERE consumer = ANY(%s)"
             await self._until(pool, sql, services, len(services), 300)
             await PipelineProbe(pool).wait_idle(900)

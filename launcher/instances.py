@@ -19,7 +19,10 @@ import re
 import socket
 from collections.abc import Mapping, Sequence
 
-__all__ = ["MAX_INSTANCES", "instance_env", "instance_name", "parse_instances"]
+__all__ = ["CONSUMER_PROCESS", "MAX_INSTANCES", "instance_env", "instance_name", "parse_instances"]
+
+# Consumers whose service runs another process under the service's name (the gateway's API).
+CONSUMER_PROCESS = {"gateway": "gateway-projection"}
 
 MAX_INSTANCES = 16
 _ITEM = re.compile(r"^\s*([a-z_]+)\s*=\s*(\d+)\s*$")
@@ -44,8 +47,10 @@ def parse_instances(text: str, services: Sequence[str]) -> dict[str, int]:
 
 
 def instance_name(service: str, index: int) -> str:
-    """The process name of a service's ``index``-th instance (1-based): ``memory``, ``memory-2``, …"""
-    return service if index == 1 else f"{service}-{index}"
+    """The process name of a service's consumer's ``index``-th instance (1-based): ``memory``, ``memory-2``,
+    …; the gateway's consumer is ``gateway-projection`` (``gateway`` is its API's process)."""
+    base = CONSUMER_PROCESS.get(service, service)
+    return base if index == 1 else f"{base}-{index}"
 
 
 def instance_env(

@@ -51,7 +51,8 @@ WORKER_MODULES = tuple(sorted(p.parent.name for p in _SERVICES.glob("*/worker.py
 
 def process_commands(port: int | None, instances: Mapping[str, int] | None = None) -> dict[str, list[str]]:
     """The relay, the services (one process each, or ``instances[svc]``: see ``launcher.instances``), their
-    Celery workers, and the gateway on ``port`` (None: no gateway)."""
+    Celery workers, and the gateway's API on ``port`` (None: no API; its projection consumer runs either way,
+    as ``gateway-projection``)."""
     py = sys.executable
     cmds = {"relay": [py, "-m", "launcher.cli", "relay"]}
     for svc in SERVICE_MODULES:

@@ -24,7 +24,7 @@ from launcher.embedded import EmbeddedStack
 from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
 from launcher.embedded.procs import STACK_MARKER
 from launcher.embedded.rotation import BrokerRotation
-from launcher.instances import instance_env
+from launcher.instances import instance_env, instance_name
 from launcher.run_guard import guarded, stop_leftovers
 from launcher.simulation.eventlog import read_facts
 from launcher.simulation.report import build_report, to_markdown
@@ -191,7 +191,7 @@ async def _simulate(
         await _wait(
             pool, "SELECT count(*) FROM ws_clocks WHERE world_id = %s", world, lambda n: n == 1, group
         )
-        services = [n for n in group.commands if n in SERVICE_MODULES]
+        services = [s for s in SERVICE_MODULES if instance_name(s, 1) in group.commands]
         await _wait(
             pool,
             "SELECT count(DISTINCT consumer) FROM consumer_heartbeats WHERE consumer = ANY(%s)",

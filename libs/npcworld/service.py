@@ -54,15 +54,16 @@ def run_service(
     prepare: Prepare[Any] | None = None,
     events_per_transaction: int | None = None,
     concurrent_ingest: bool = False,
+    paces_steps: bool = True,
 ) -> None:
-    """Run a service until SIGTERM or SIGINT (blocking). ``events_per_transaction`` and
-    ``concurrent_ingest``: see ``ConsumerLoop`` (None: a poll is one transaction; a service whose handlers
+    """Run a service until SIGTERM or SIGINT (blocking). ``events_per_transaction``, ``concurrent_ingest``
+    and ``paces_steps``: see ``ConsumerLoop`` (None: a poll is one transaction; a service whose handlers
     wait on a model takes 1)."""
     configure_logging(settings.log_level)
     configure_telemetry(name)
     asyncio.run(serve(name, settings, handlers, deps=deps, deps_factory=deps_factory, projection=projection,
                       prepare=prepare, events_per_transaction=events_per_transaction,
-                      concurrent_ingest=concurrent_ingest))
+                      concurrent_ingest=concurrent_ingest, paces_steps=paces_steps))
 
 
 async def serve(
@@ -77,6 +78,7 @@ async def serve(
     prepare: Prepare[Any] | None = None,
     events_per_transaction: int | None = None,
     concurrent_ingest: bool = False,
+    paces_steps: bool = True,
 ) -> None:
     """Migrate, create topics, then consume until ``stop`` is set (or a signal arrives).
 
@@ -92,7 +94,8 @@ async def serve(
         loop = ConsumerLoop(name, handlers, deps, projection=projection, pool=pool,
                             bootstrap=endpoints.kafka_bootstrap_servers, prepare=prepare,
                             events_per_transaction=events_per_transaction,
-                            ingest_share=settings.ingest_share, concurrent_ingest=concurrent_ingest)
+                            ingest_share=settings.ingest_share, concurrent_ingest=concurrent_ingest,
+                            paces_steps=paces_steps)
 
         async def readiness() -> dict[str, bool]:
             return {"database": await database_reachable(pool), "consumer": loop.started.is_set()}

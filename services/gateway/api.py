@@ -23,6 +23,7 @@ from npcworld.settings import resolve_endpoints
 from services.gateway.auth import RateLimiter
 from services.gateway.console import router as console_router
 from services.gateway.deps import WorldCache
+from services.gateway.freshness import ReadModelWatch
 from services.gateway.idempotency import IdempotencyMiddleware
 from services.gateway.limits import EdgeLimitsMiddleware
 from services.gateway.notifier import AppendNotifier
@@ -64,6 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.db_circuit.database_url = url
         app.state.settings = cfg
         app.state.worlds = WorldCache()
+        app.state.views = ReadModelWatch()
         app.state.limiter = RateLimiter(cfg.gateway_rate_limit_per_second, cfg.gateway_rate_limit_burst)
         app.state.notifier = AppendNotifier(url)
         app.state.notifier.start()

@@ -4,7 +4,8 @@ A wait covers what was stored when it began (its ``bound``) in the worlds it is 
 events caused (same ``correlation_id``: a reaction's events carry its cause's correlation). The pipeline is
 idle for them when, in one database snapshot:
 
-- every live consumer loop (one that heartbeated in ``consumer_heartbeats`` lately) has processed or
+- every live consumer loop that paces steps (one that heartbeated in ``consumer_heartbeats`` lately; the
+  gateway's, which keeps a read model no cognition reads, does not) has processed or
   dead-lettered every such event of the types it handles (``processed_events`` is written in the same
   transaction as the handler's effects, so "processed" means its new events are stored too, and nothing
   owed means no chain can grow any further);
@@ -54,7 +55,7 @@ WITH bound AS (
     SELECT coalesce(%(bound)s::bigint, (SELECT max(seq) FROM events), 0) AS seq
 ), live AS (
     SELECT DISTINCT consumer, types FROM consumer_heartbeats
-     WHERE seen_at > now() - make_interval(secs => %(alive)s)
+     WHERE seen_at > now() - make_interval(secs => %(alive)s) AND paces_steps
 ), caused AS (
     SELECT DISTINCT correlation_id FROM events
      WHERE seq > %(since)s AND seq <= (SELECT seq FROM bound)

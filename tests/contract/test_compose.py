@@ -23,6 +23,8 @@ import pytest
 import yaml
 from pydantic import AliasChoices
 
+from launcher.instances import instance_name
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = "infra/Dockerfile"
 COMPOSE: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -35,7 +37,8 @@ WORKERS = tuple(
     sorted(f"{p.parent.name.replace('_', '-')}-worker" for p in (ROOT / "services").glob("*/tasks.py"))
 )
 EXPECTED_NPCWORLD = {
-    "migrate", "relay", "gateway", *WORKERS, *(svc.replace("_", "-") for svc in CONSUMER_SERVICES)
+    "migrate", "relay", "gateway", *WORKERS,
+    *(instance_name(svc, 1).replace("_", "-") for svc in CONSUMER_SERVICES),  # gateway: gateway-projection
 }
 CONNECTION_VARIABLES = (
     "DATABASE_URL", "KAFKA_BOOTSTRAP_SERVERS", "CELERY_BROKER_URL",

@@ -25,10 +25,40 @@ def gateway_url(database_url: str, broker: BrokerForTests) -> Iterator[str]:  # 
 
 @contextlib.contextmanager
 def running_gateway(database_url: str, broker: BrokerForTests, **env_vars: str) -> Iterator[str]:  # noqa: F811
-    """A gateway process (uvicorn, as deployed) on a free port; ``env_vars`` add to its environment."""
+    """A gateway process (uvicorn, as deployed) on a free port, and the consumer that keeps its read models
+    (``services.gateway.consumer``); ``env_vars`` add to their environment."""
     port = free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap,
            **env_vars}
+    with _projection_consumer(env):
+        yield from _serving(port, env)
+
+
+@contextlib.contextmanager
+def _projection_consumer(env: dict[str, str]) -> Iterator[None]:
+    """The gateway's projection consumer, ready (its consumer loop has joined its group)."""
+    health = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "services.gateway.consumer"],
+                            env={**env, "HEALTH_PORT": str(health)})
+    try:
+        for _ in range(600):
+            try:
+                if httpx.get(f"http://127.0.0.1:{health}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None:
+                raise RuntimeError("the gateway's projection consumer exited at start")
+            time.sleep(0.1)
+        else:
+            raise RuntimeError("the gateway's projection consumer did not become ready")
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(15)
+
+
+def _serving(port: int, env: dict[str, str]) -> Iterator[str]:
     proc = subprocess.Popen(
         [
             sys.executable,

@@ -90,7 +90,8 @@ async def _said(client: httpx.AsyncClient, world_id: str) -> dict[str, list[str]
 
 
 async def _stored_anywhere(stack: Stack, word: str) -> dict[str, int]:
-    """Rows holding ``word`` in plain text: events, memories, model-call records, streamed reply pieces."""
+    """Rows holding ``word`` in plain text: events, memories, model-call records, streamed reply pieces,
+    relationships (dialogue's and the gateway's view of them)."""
     like = f"%{word}%"
     queries = {
         "events": "SELECT count(*) FROM events WHERE payload::text LIKE %s",
@@ -99,6 +100,7 @@ async def _stored_anywhere(stack: Stack, word: str) -> dict[str, int]:
                      " WHERE concat(request::text, response::text, inputs::text, response_text) LIKE %s",
         "llm_reply_chunks": "SELECT count(*) FROM llm_reply_chunks WHERE text LIKE %s",
         "dialogue_relationships": "SELECT count(*) FROM dialogue_relationships WHERE summary LIKE %s",
+        "gw_relationships": "SELECT count(*) FROM gw_relationships WHERE summary LIKE %s",
     }
     async with stack.pool.connection() as conn:
         return {table: (await (await conn.execute(q, (like,))).fetchone() or (0,))[0]

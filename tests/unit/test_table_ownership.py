@@ -30,19 +30,14 @@ _BY_PREFIX = {
 }
 _GW = {
     "gw_tenants": "gateway", "gw_api_keys": "gateway", "gw_idempotency": "gateway", "gw_webhooks": "gateway",
+    # The gateway's read models of the simulation, folded from events (services/gateway/handlers.py).
+    "gw_clocks": "gateway", "gw_world_starts": "gateway", "gw_trees": "gateway", "gw_objects": "gateway",
+    "gw_npcs": "gateway", "gw_known_places": "gateway", "gw_plans": "gateway", "gw_relationships": "gateway",
     "gw_deliveries": "webhooks", "gw_delivery_attempts": "webhooks", "gw_dispatch_cursor": "webhooks",
 }
 
 # (code, table) crossings still to remove, and where each goes next.
 KNOWN: dict[tuple[str, str], str] = {
-    # The gateway's simulation, plan and relationship reads: to gateway projections fed by the consumer loop.
-    ("gateway", "ws_clocks"): "gateway projection",
-    ("gateway", "ws_definitions"): "gateway projection",
-    ("gateway", "ws_npcs"): "gateway projection",
-    ("gateway", "ws_objects"): "gateway projection",
-    ("gateway", "pc_known_places"): "gateway projection",
-    ("gateway", "planning_npcs"): "gateway projection",
-    ("gateway", "dialogue_relationships"): "gateway projection",
     # Delivery listing and redrive: to an endpoint of the webhooks service, or events it consumes.
     ("gateway", "gw_deliveries"): "webhooks service",
     ("gateway", "gw_delivery_attempts"): "webhooks service",

@@ -23,12 +23,12 @@ class Topic:
 
 WORLD = Topic(
     "npcworld.world.v1", "world_id", 6, ("gateway", "world_state"),
-    ("world_state", "perception", "memory", "reflection", "planning", "dialogue"),
+    ("world_state", "perception", "memory", "reflection", "planning", "dialogue", "gateway"),
     "World lifecycle, NPC creation, clock, object states and movement; keyed by world so world order holds.",
 )
 PERCEPTION = Topic(
     "npcworld.perception.v1", "npc_id", 12, ("perception", "gateway"),
-    ("perception", "memory", "planning", "dialogue"),
+    ("perception", "memory", "planning", "dialogue", "gateway"),
     "What each NPC perceived; keyed by NPC so per-NPC order holds.",
 )
 MEMORY = Topic(
@@ -40,11 +40,12 @@ REFLECTION = Topic(
     "Reflection runs triggered, completed (with the insights) or failed.",
 )
 PLANNING = Topic(
-    "npcworld.planning.v1", "npc_id", 12, ("planning",), ("world_state", "memory", "dialogue"),
+    "npcworld.planning.v1", "npc_id", 12, ("planning",), ("world_state", "memory", "dialogue", "gateway"),
     "Day plans, decomposition and decided actions.",
 )
 DIALOGUE = Topic(
-    "npcworld.dialogue.v1", "npc_id", 12, ("dialogue", "gateway"), ("memory", "planning", "dialogue"),
+    "npcworld.dialogue.v1", "npc_id", 12, ("dialogue", "gateway"),
+    ("memory", "planning", "dialogue", "gateway"),
     "Conversations, utterances, player chat and relationship changes.",
 )
 DEAD_LETTER = Topic(

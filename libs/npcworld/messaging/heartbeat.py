@@ -60,9 +60,13 @@ class Heartbeat:
     """
 
     def __init__(
-        self, pool: AsyncConnectionPool, name: str, types: Iterable[str], *, seconds: float = 2.0
+        self, pool: AsyncConnectionPool, name: str, types: Iterable[str], *, seconds: float = 2.0,
+        paces_steps: bool = True,
     ) -> None:
         self.pool, self.name, self.types, self.seconds = pool, name, sorted(set(types)), seconds
+        # False: a stepped clock does not wait for this consumer (it keeps a read model nobody's cognition
+        # reads); rotation checkpoints and the console still count what it owes.
+        self.paces_steps = paces_steps
         self.instance = instance_id()
         self.generation = 0
         self.parked = False
@@ -77,14 +81,16 @@ class Heartbeat:
         async with self.pool.connection() as conn:
             cur = await conn.execute(
                 "INSERT INTO consumer_heartbeats"
-                " (consumer, instance, types, generation, parked, llm_breakers)"
-                " VALUES (%s, %s, %s, %s, %s, %s)"
+                " (consumer, instance, types, generation, parked, llm_breakers, paces_steps)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s)"
                 " ON CONFLICT (consumer, instance) DO UPDATE SET types = EXCLUDED.types,"
+                " paces_steps = EXCLUDED.paces_steps,"
                 " generation = EXCLUDED.generation, parked = EXCLUDED.parked,"
                 " llm_breakers = EXCLUDED.llm_breakers, seen_at = now()"
                 " RETURNING (SELECT generation FROM broker_generations ORDER BY generation DESC LIMIT 1),"
                 " (SELECT ready_at IS NOT NULL FROM broker_generations ORDER BY generation DESC LIMIT 1)",
-                (self.name, self.instance, self.types, self.generation, self.parked, Jsonb(breakers)),
+                (self.name, self.instance, self.types, self.generation, self.parked, Jsonb(breakers),
+                 self.paces_steps),
             )
             row = await cur.fetchone()
         self.current = int(row[0]) if row and row[0] is not None else 0

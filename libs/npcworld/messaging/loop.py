@@ -82,6 +82,7 @@ class ConsumerLoop(Generic[D]):
         world_first: WorldFirst | None = None,
         ingest_share: float = INGEST_SHARE,
         concurrent_ingest: bool = False,
+        paces_steps: bool = True,
     ) -> None:
         unknown = set(handlers) - set(EVENT_TYPES)
         if unknown:
@@ -110,6 +111,8 @@ class ConsumerLoop(Generic[D]):
         # ingest batch would otherwise hold the world's next event for as long as those calls take). The
         # handlers must be safe to run concurrently for different events (planning locks each NPC).
         self.concurrent_ingest = concurrent_ingest
+        # False: stepped clocks do not wait for this consumer (see ``Heartbeat``).
+        self.paces_steps = paces_steps
         self.store = EventStore()
         self.topics = sorted({EVENT_TYPES[t].topic.name for t in (*handlers, *self.appliers)})
         self.started = asyncio.Event()
@@ -130,7 +133,8 @@ class ConsumerLoop(Generic[D]):
             return
         dead = DeadLetterer(self.name, producer)
         types = {*self.handlers, *self.appliers}
-        heartbeat = Heartbeat(self.pool, self.name, types, seconds=self.heartbeat_seconds)
+        heartbeat = Heartbeat(self.pool, self.name, types, seconds=self.heartbeat_seconds,
+                              paces_steps=self.paces_steps)
         try:
             await backoff.call(heartbeat.start, stop)
             if stop.is_set():

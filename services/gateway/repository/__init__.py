@@ -1,9 +1,11 @@
-"""All SQL of the gateway: tenants and keys, worlds, settled event reads, idempotency, webhooks, LLM usage."""
+"""All SQL of the gateway: tenants and keys, worlds, settled event reads, idempotency, webhooks, LLM usage,
+and its read models of the simulation (``gw_*``)."""
 
 from services.gateway.repository._events import EventReader
 from services.gateway.repository._idempotency import IdempotencyRecord, IdempotencyStore
 from services.gateway.repository._keys import SCOPES, ApiKey, KeyRecord, KeyRepository, TenantRecord, hash_key
 from services.gateway.repository._usage import UsageRepository, UsageRow
+from services.gateway.repository._views import VIEW_TABLES, ViewRepository
 from services.gateway.repository._webhooks import (
     AttemptRecord,
     DeliveryRecord,
@@ -14,6 +16,7 @@ from services.gateway.repository._worlds import GatewayRepository
 
 __all__ = [
     "SCOPES",
+    "VIEW_TABLES",
     "ApiKey",
     "AttemptRecord",
     "DeliveryRecord",
@@ -26,6 +29,7 @@ __all__ = [
     "TenantRecord",
     "UsageRepository",
     "UsageRow",
+    "ViewRepository",
     "WebhookRecord",
     "WebhookRepository",
     "hash_key",

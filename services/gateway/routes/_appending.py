@@ -1,4 +1,5 @@
-"""Appending a request's event wherever its stream ends, for streams many requests extend at once."""
+"""Appending a request's event wherever its stream ends, for streams many requests extend at once, and
+folding what a request appended into the gateway's read models."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from npcworld.contracts import Envelope
 from npcworld.errors import ConcurrencyError
 from npcworld.eventstore import UnitOfWork
 from npcworld.eventstore.store import stored_stream_id
+from services.gateway.handlers import PROJECTION
 
-__all__ = ["append_at_end"]
+__all__ = ["append_at_end", "fold_appended"]
 
 # The two-key advisory lock space never meets the one-key locks of the relay, migrations and indexing.
 _STREAM_LOCK_CLASS = 0x4E5057  # "NPW"
@@ -31,3 +33,9 @@ async def append_at_end(uow: UnitOfWork, stream_id: str, event: Envelope, tries:
         except ConcurrencyError:
             if attempt == tries - 1:
                 raise
+
+
+async def fold_appended(uow: UnitOfWork) -> None:
+    """Fold the events the request appended into the gateway's read models, in its transaction (and claim
+    them for the gateway's consumer), so the studio reads its own writes at once."""
+    await PROJECTION.apply_appended(uow.conn, uow.appended)

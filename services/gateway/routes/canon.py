@@ -17,6 +17,7 @@ from npcworld.contracts import CanonSet
 from npcworld.errors import NotFoundError
 from npcworld.eventstore import EventStore, UnitOfWork
 from services.gateway.deps import Reader, Writer, live_world
+from services.gateway.repository import ViewRepository
 from services.gateway.routes._appending import append_at_end
 from services.gateway.schemas import Accepted
 
@@ -72,14 +73,11 @@ async def _set(
 ) -> Accepted:
     async with request.app.state.pool.connection() as conn, conn.transaction():
         state = await _known(conn, tenant_id, world_id, npc_id)
-        cur = await conn.execute(
-            "SELECT world_time FROM ws_clocks WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
-        )
-        clock = await cur.fetchone()
+        now = await ViewRepository(conn).world_time(tenant_id, world_id)
         uow = UnitOfWork(conn, EventStore())
         event = uow.new_event(CanonSet(npc_id=npc_id, facts=tuple(dict.fromkeys(body.facts))),
                               tenant_id=tenant_id, world_id=world_id, npc_id=npc_id,
-                              world_time=clock[0] if clock else state.start_time)
+                              world_time=now or state.start_time)
         await append_at_end(uow, f"canon-{world_id}", event)
     return Accepted(event_id=str(event.event_id))
 

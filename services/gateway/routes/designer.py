@@ -22,7 +22,7 @@ from npcworld.fork import world_stream
 from services.gateway.deps import Writer, live_world
 from services.gateway.domain import WorldState, decide_change_persona, decide_retire
 from services.gateway.fields import Text, not_blank
-from services.gateway.routes._appending import append_at_end
+from services.gateway.routes._appending import append_at_end, fold_appended
 from services.gateway.routes.worlds import npc_out
 from services.gateway.schemas import Accepted, NpcOut
 
@@ -67,6 +67,7 @@ async def _append_world(conn: AsyncConnection[Any], tenant_id: str, npc: tuple[s
     envelopes = [uow.new_event(p, tenant_id=tenant_id, world_id=world_id, world_time=when, npc_id=npc_id)
                  for p in events]
     await uow.append(world_stream(world_id), envelopes, expected_version=state.version)
+    await fold_appended(uow)
 
 
 async def _latest_time(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> datetime | None:

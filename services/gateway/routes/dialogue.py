@@ -34,6 +34,8 @@ from npcworld.telemetry import current_trace
 from services.gateway.deps import Chatter, Reader, Voice, Writer, live_world
 from services.gateway.domain import require_active
 from services.gateway.fields import ZonedDatetime, not_blank
+from services.gateway.freshness import settled
+from services.gateway.repository import ViewRepository
 from services.gateway.routes._appending import append_at_end
 from services.gateway.routes.players import refuse_forgotten
 from services.gateway.schemas import Accepted, ReplyPending
@@ -329,16 +331,12 @@ async def inner_voice(
 
 @router.get(f"{NPC_PATH}/relationships", response_model=list[RelationshipOut])
 async def relationships(world_id: str, npc_id: str, key: Reader, request: Request) -> list[RelationshipOut]:
-    """How the NPC regards every NPC and player it has talked with (read from the dialogue service's
-    table); a player is known by the studio's player id across sessions."""
+    """How the NPC regards every NPC and player it has talked with (the gateway's view of dialogue's
+    RelationshipChanged events); a player is known by the studio's player id across sessions."""
     await _npc_world(request, key.tenant_id, world_id, npc_id, active=False)
-    async with request.app.state.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(
-            """SELECT other_id, familiarity, sentiment, summary, last_talked FROM dialogue_relationships
-               WHERE tenant_id = %s AND world_id = %s AND npc_id = %s ORDER BY other_id""",
-            (key.tenant_id, world_id, npc_id),
-        )
-        rows = await cur.fetchall()
+    async with request.app.state.pool.connection() as conn:
+        await settled(request, conn, key.tenant_id, world_id)
+        rows = await ViewRepository(conn).relationships(key.tenant_id, world_id, npc_id)
     return [RelationshipOut(**row, player_id=_player(row["other_id"])) for row in rows]
 
 

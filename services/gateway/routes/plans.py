@@ -1,7 +1,7 @@
-"""Plan route: an NPC's plan for today and the action in progress, read from the planning read model.
+"""Plan route: an NPC's plan for today and the action in progress, from the gateway's plan view.
 
-The gateway never imports the planning service; it reads ``planning_npcs`` (owned by planning, read-only
-here) with the one query docs/planning.md documents.
+The gateway never imports the planning service nor reads its tables: ``gw_plans`` is folded from planning's
+events (DayPlanned, PlanRevised, ActionDecided: services/gateway/handlers.py).
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ from pydantic import BaseModel, Field
 
 from npcworld.errors import NotFoundError
 from services.gateway.deps import Reader, live_world
+from services.gateway.freshness import settled
+from services.gateway.repository import ViewRepository
 
 __all__ = ["router"]
 
 router = APIRouter(tags=["npcs"])
-
-_PLAN = ("SELECT state->'plan', state->'current', state->'goals', (state->>'ready')::boolean"
-         " FROM planning_npcs WHERE tenant_id = %s AND world_id = %s AND npc_id = %s")
 
 
 class PlanItemOut(BaseModel):
@@ -66,13 +65,12 @@ async def get_plan(world_id: str, npc_id: str, key: Reader, request: Request) ->
     """The NPC's plan for today (outline, hour chunks with revisions) and the action in progress."""
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
-        cur = await conn.execute(_PLAN, (key.tenant_id, world_id, npc_id))
-        row = await cur.fetchone()
-    if row is None or not row[3]:
+        await settled(request, conn, key.tenant_id, world_id)
+        plan = await ViewRepository(conn).plan(key.tenant_id, world_id, npc_id)
+    if plan is None:
         raise NotFoundError(f"NPC {npc_id!r} has no plan in world {world_id!r}")
-    plan, current, goals = row[0] or {}, row[1], row[2] or []
     return PlanOut(
-        npc_id=npc_id, day=plan.get("day"), wakes=plan.get("start"), sleeps=plan.get("end"),
-        outline=[_item(i) for i in plan.get("outline", [])], items=[_item(i) for i in plan.get("items", [])],
-        goals=goals, fallbacks=plan.get("fallbacks", []), current_action=_action(current),
+        npc_id=npc_id, day=plan["day"], wakes=plan["wakes"], sleeps=plan["sleeps"],
+        outline=[_item(i) for i in plan["outline"]], items=[_item(i) for i in plan["items"]],
+        goals=plan["goals"], fallbacks=plan["fallbacks"], current_action=_action(plan["current"]),
     )

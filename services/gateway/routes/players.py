@@ -18,7 +18,7 @@ from npcworld.forgetting import forget_player_data
 from npcworld.fork import world_stream
 from npcworld.shredding import forgotten_among, player_known
 from services.gateway.deps import Admin
-from services.gateway.routes._appending import append_at_end
+from services.gateway.routes._appending import append_at_end, fold_appended
 
 __all__ = ["refuse_forgotten", "router"]
 
@@ -69,6 +69,7 @@ async def forget_player(player_id: PlayerId, key: Admin, request: Request) -> Fo
                                 world_time=at) for w, at in done.worlds]
         for event in events:
             await append_at_end(uow, world_stream(event.world_id), event)
+        await fold_appended(uow)
     return ForgottenOut(player_id=player_id, already_forgotten=not done.first_time,
                         worlds=[w for w, _ in done.worlds], event_ids=[str(e.event_id) for e in events],
                         llm_calls_redacted=done.calls_redacted)

@@ -14,6 +14,7 @@ from npcworld.contracts import ActionRule, ActionRulesSet
 from npcworld.errors import ValidationError
 from npcworld.eventstore import EventStore, UnitOfWork
 from services.gateway.deps import Reader, Writer, live_world
+from services.gateway.repository import ViewRepository
 from services.gateway.schemas import Accepted
 
 __all__ = ["router"]
@@ -36,12 +37,8 @@ async def set_rules(world_id: str, body: RulesBody, key: Writer, request: Reques
     async with request.app.state.pool.connection() as conn, conn.transaction():
         state = await live_world(conn, key.tenant_id, world_id)
         uow = UnitOfWork(conn, EventStore())
-        cur = await conn.execute(
-            "SELECT world_time FROM ws_clocks WHERE tenant_id = %s AND world_id = %s",
-            (key.tenant_id, world_id),
-        )
-        clock = await cur.fetchone()
-        when = clock[0] if clock else state.start_time  # stamped with the world's current time
+        # stamped with the world's current time
+        when = await ViewRepository(conn).world_time(key.tenant_id, world_id) or state.start_time
         assert when is not None
         event = uow.new_event(ActionRulesSet(rules=tuple(body.rules)), tenant_id=key.tenant_id,
                               world_id=world_id, world_time=when)

@@ -1,8 +1,8 @@
 """Simulation routes: templates, the world tree, object-state edits, studio definitions and positions,
 the world clock, and an NPC's current state.
 
-Reads come from the world_state and perception read models in the shared database (``ws_*``/``pc_*``
-tables, read-only here) and from the event store; every write is an event the services react to.
+Reads come from the gateway's own read models (``gw_*``, folded from world_state's and perception's events:
+services/gateway/handlers.py) and from the event store; every write is an event the services react to.
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.fork import world_stream
 from npcworld.templates import list_templates, load_template
 from services.gateway.deps import Reader, Writer, live_world
+from services.gateway.freshness import settled
+from services.gateway.repository import ViewRepository
+from services.gateway.routes._appending import fold_appended
 from services.gateway.routes.simulation_schemas import (
     ClockIn,
     ClockOut,
@@ -48,6 +51,14 @@ async def _one(conn: AsyncConnection[Any], sql: str, params: tuple[Any, ...]) ->
     return await (await conn.execute(sql, params)).fetchone()
 
 
+async def _views(
+    request: Request, conn: AsyncConnection[Any], tenant_id: str, world_id: str
+) -> ViewRepository:
+    """The read models, once they hold what the world has stored (services/gateway/freshness.py)."""
+    await settled(request, conn, tenant_id, world_id)
+    return ViewRepository(conn)
+
+
 async def _append(
     request: Request,
     key: Any,
@@ -63,31 +74,25 @@ async def _append(
             payload, tenant_id=key.tenant_id, world_id=world_id, world_time=when, npc_id=npc_id
         )
         await uow.append(stream, [event])
+        await fold_appended(uow)
     return str(event.event_id)
 
 
-async def _clock(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> ClockOut | None:
-    row = await _one(
-        conn,
-        "SELECT world_time, step, step_seconds, speed, paused, focus FROM ws_clocks"
-        " WHERE tenant_id = %s AND world_id = %s",
-        (tenant_id, world_id),
-    )
+async def _clock(views: ViewRepository, tenant_id: str, world_id: str) -> ClockOut | None:
+    row = await views.clock(tenant_id, world_id)
     if row is None:
         return None
+    speed = row["speed"]
     mode: Literal["realtime", "fast", "stepped"] = (
-        "stepped" if row[3] is None else ("realtime" if row[3] == 1 else "fast")
+        "stepped" if speed is None else ("realtime" if speed == 1 else "fast")
     )
-    return ClockOut(
-        world_time=row[0], step=row[1], step_seconds=row[2], mode=mode, speed=row[3], paused=row[4],
-        focus=row[5],
-    )
+    return ClockOut(**row, mode=mode)
 
 
-async def _now(conn: AsyncConnection[Any], tenant_id: str, world_id: str, start: datetime | None) -> datetime:
-    clock = await _clock(conn, tenant_id, world_id)
-    if clock is not None:
-        return clock.world_time
+async def _now(views: ViewRepository, tenant_id: str, world_id: str, start: datetime | None) -> datetime:
+    world_time = await views.world_time(tenant_id, world_id)
+    if world_time is not None:
+        return world_time
     if start is None:
         raise NotFoundError(f"world {world_id!r} has no clock yet")
     return start
@@ -132,19 +137,11 @@ async def world_tree(
 ) -> TreeOut:
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
-        row = await _one(
-            conn,
-            "SELECT definition FROM ws_definitions WHERE tenant_id = %s AND world_id = %s",
-            (key.tenant_id, world_id),
-        )
-        if row is None:
+        views = await _views(request, conn, key.tenant_id, world_id)
+        definition = await views.tree(key.tenant_id, world_id)
+        if definition is None:
             raise NotFoundError(f"world {world_id!r} has no world tree yet")
-        cur = await conn.execute(
-            "SELECT path, state FROM ws_objects WHERE tenant_id = %s AND world_id = %s ORDER BY path",
-            (key.tenant_id, world_id),
-        )
-        objects = [ObjectOut(path=r[0], state=r[1]) for r in await cur.fetchall()]
-    definition = WorldDefined.model_validate(row[0])
+        objects = [ObjectOut(path=p, state=s) for p, s in await views.objects(key.tenant_id, world_id)]
     rows = list(definition.tile_map.rows) if tiles and definition.tile_map else None
     return TreeOut(
         world_id=world_id,
@@ -164,14 +161,10 @@ async def edit_object_state(
     """A user edit ("the stove is burning"); NPCs in range perceive it on the next step."""
     async with request.app.state.pool.connection() as conn:
         state = await live_world(conn, key.tenant_id, world_id)
-        known = await _one(
-            conn,
-            "SELECT 1 FROM ws_objects WHERE tenant_id = %s AND world_id = %s AND path = %s",
-            (key.tenant_id, world_id, body.object_path),
-        )
-        if known is None:
+        views = await _views(request, conn, key.tenant_id, world_id)
+        if not await views.has_object(key.tenant_id, world_id, body.object_path):
             raise ValidationError(f"no object {body.object_path!r} in this world", field="object_path")
-        when = await _now(conn, key.tenant_id, world_id, state.start_time)
+        when = await _now(views, key.tenant_id, world_id, state.start_time)
     change = ObjectStateChanged(object_path=body.object_path, state=body.state, source="user")
     return Accepted(event_id=await _append(request, key, world_id, f"objects-{world_id}", change, when))
 
@@ -181,8 +174,9 @@ async def post_positions(world_id: str, body: PositionsIn, key: Writer, request:
     """Positions from a studio's engine (worlds without a tile map are moved only this way)."""
     async with request.app.state.pool.connection() as conn:
         state = await live_world(conn, key.tenant_id, world_id)
-        places = await _places(conn, key.tenant_id, world_id)
-        when = await _now(conn, key.tenant_id, world_id, state.start_time)
+        views = await _views(request, conn, key.tenant_id, world_id)
+        places = await _places(views, key.tenant_id, world_id)
+        when = await _now(views, key.tenant_id, world_id, state.start_time)
     if places is None:
         raise ValidationError("define the world tree first (POST .../definition)", field="moves")
     for i, move in enumerate(body.moves):
@@ -194,16 +188,11 @@ async def post_positions(world_id: str, body: PositionsIn, key: Writer, request:
     return Accepted(event_id=await _append(request, key, world_id, f"positions-{world_id}", moved, when))
 
 
-async def _places(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> set[str] | None:
+async def _places(views: ViewRepository, tenant_id: str, world_id: str) -> set[str] | None:
     """Every arena and object path of the world's tree; None before it has one."""
-    row = await _one(
-        conn,
-        "SELECT definition FROM ws_definitions WHERE tenant_id = %s AND world_id = %s",
-        (tenant_id, world_id),
-    )
-    if row is None:
+    definition = await views.tree(tenant_id, world_id)
+    if definition is None:
         return None
-    definition = WorldDefined.model_validate(row[0])
     return {
         f"{world_id}:{s.name}:{a.name}" + suffix
         for s in definition.sectors
@@ -216,7 +205,7 @@ async def _places(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> 
 async def get_clock(world_id: str, key: Reader, request: Request) -> ClockOut:
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
-        clock = await _clock(conn, key.tenant_id, world_id)
+        clock = await _clock(await _views(request, conn, key.tenant_id, world_id), key.tenant_id, world_id)
     if clock is None:
         raise NotFoundError(f"world {world_id!r} has no clock yet: it is being set up "
                             "(GET /v1/worlds/{id} shows its readiness)")
@@ -228,8 +217,9 @@ async def set_clock(world_id: str, body: ClockIn, key: Writer, request: Request)
     """Pause, resume or re-pace the clock: real time, N times faster (``speed``), or stepped (as digested)."""
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
-        clock = await _clock(conn, key.tenant_id, world_id)
-        places = await _places(conn, key.tenant_id, world_id) if body.focus else set()
+        views = await _views(request, conn, key.tenant_id, world_id)
+        clock = await _clock(views, key.tenant_id, world_id)
+        places = await _places(views, key.tenant_id, world_id) if body.focus else set()
     if clock is None:
         raise NotFoundError(f"world {world_id!r} has no clock yet: it is being set up "
                             "(GET /v1/worlds/{id} shows its readiness)")
@@ -260,32 +250,23 @@ async def npc_state(world_id: str, npc_id: str, key: Reader, request: Request) -
         state = await live_world(conn, key.tenant_id, world_id)
         if npc_id not in state.npcs:
             raise NotFoundError(f"NPC {npc_id!r} not found in world {world_id!r}")
-        row = await _one(
-            conn,
-            "SELECT location, tile_x, tile_y, target, jsonb_array_length(route), action, emoji,"
-            " action_end FROM ws_npcs WHERE tenant_id = %s AND world_id = %s AND npc_id = %s",
-            (key.tenant_id, world_id, npc_id),
-        )
-        cur = await conn.execute(
-            "SELECT path FROM pc_known_places WHERE tenant_id = %s AND world_id = %s AND npc_id = %s"
-            " ORDER BY path",
-            (key.tenant_id, world_id, npc_id),
-        )
-        known = [r[0] for r in await cur.fetchall()]
+        views = await _views(request, conn, key.tenant_id, world_id)
+        row = await views.npc(key.tenant_id, world_id, npc_id) or {}
+        known = await views.known_places(key.tenant_id, world_id, npc_id)
         latest = {
             t: await _latest(conn, key.tenant_id, world_id, npc_id, t)
             for t in ("ActionDecided", "DayPlanned")
         }
-    location, tx, ty, target, left, action, emoji, end = row or (None, None, None, None, 0, None, "", None)
+    tx, ty, left = row.get("tile_x"), row.get("tile_y"), row.get("steps_left") or 0
     return NpcStateOut(
         npc_id=npc_id,
-        location=location,
+        location=row.get("location"),
         tile=(int(tx), int(ty)) if tx is not None and ty is not None else None,
-        walking_to=target if left else None,
-        steps_left=left or 0,
-        action=action,
-        emoji=emoji or "",
-        action_end=end,
+        walking_to=row.get("target") if left else None,
+        steps_left=left,
+        action=row.get("action"),
+        emoji=row.get("emoji") or "",
+        action_end=row.get("action_end"),
         latest_action=latest["ActionDecided"],
         plan=latest["DayPlanned"],
         known_places=known,

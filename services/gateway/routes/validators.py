@@ -20,6 +20,7 @@ from npcworld.egress import check_url, new_secret, store_secret
 from npcworld.errors import EgressRefusedError, NotFoundError, ValidationError
 from npcworld.eventstore import EventStore, UnitOfWork
 from services.gateway.deps import Reader, Writer, live_world
+from services.gateway.repository import ViewRepository
 from services.gateway.routes._appending import append_at_end
 
 __all__ = ["router"]
@@ -110,11 +111,7 @@ async def _store(
 ) -> str:
     """Append ``change`` stamped with the world's current time; the event's id."""
     state = await live_world(conn, tenant_id, world_id)
-    cur = await conn.execute(
-        "SELECT world_time FROM ws_clocks WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
-    )
-    clock = await cur.fetchone()
-    when = clock[0] if clock else state.start_time
+    when = await ViewRepository(conn).world_time(tenant_id, world_id) or state.start_time
     assert when is not None
     uow = UnitOfWork(conn, EventStore())
     event = uow.new_event(change, tenant_id=tenant_id, world_id=world_id, world_time=when)

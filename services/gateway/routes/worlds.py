@@ -16,9 +16,10 @@ from services.gateway.auth import require_world
 from services.gateway.deps import Player, Reader, Writer, live_world
 from services.gateway.domain import WorldState, decide_add_npc, decide_delete, require_active
 from services.gateway.fields import ZonedDatetime
+from services.gateway.freshness import settled
 from services.gateway.pagination import CursorParam, LimitParam, Page, decode_cursor, next_cursor
-from services.gateway.repository import EventReader, GatewayRepository
-from services.gateway.routes._appending import append_at_end
+from services.gateway.repository import EventReader, GatewayRepository, ViewRepository
+from services.gateway.routes._appending import append_at_end, fold_appended
 from services.gateway.schemas import (
     Accepted,
     EventOut,
@@ -67,6 +68,7 @@ async def create_world(body: WorldIn, key: Writer, request: Request) -> WorldOut
             await uow.append(world_stream(world_id), [event], expected_version=0)
         except ConcurrencyError:
             raise ConflictError(world_id_taken(world_id), field="world_id") from None
+        await fold_appended(uow)
         state = await GatewayRepository(conn).load_world(key.tenant_id, world_id)
     return _out(world_id, state)
 
@@ -91,16 +93,9 @@ async def get_world(world_id: str, key: Reader, request: Request) -> WorldOut:
     asynchronously, and ``readiness.ready`` says when the world answers every simulation route."""
     async with request.app.state.pool.connection() as conn:
         state = await live_world(conn, key.tenant_id, world_id)
-        cur = await conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM ws_clocks WHERE tenant_id = %(t)s AND world_id = %(w)s),"
-            " EXISTS (SELECT 1 FROM ws_definitions WHERE tenant_id = %(t)s AND world_id = %(w)s),"
-            " (SELECT count(*) FROM ws_npcs WHERE tenant_id = %(t)s AND world_id = %(w)s)",
-            {"t": key.tenant_id, "w": world_id},
-        )
-        row = await cur.fetchone()
-    assert row is not None
+        await settled(request, conn, key.tenant_id, world_id)
+        clock, tree, known = await ViewRepository(conn).readiness(key.tenant_id, world_id)
     out = _out(world_id, state)
-    clock, tree, known = bool(row[0]), bool(row[1]), int(row[2])
     out.readiness = WorldReadiness(ready=clock and known >= out.npc_count, clock=clock, tree=tree,
                                    npcs_known=known)
     return out
@@ -116,6 +111,7 @@ async def delete_world(world_id: str, key: Writer, request: Request) -> Response
             for p in decide_delete(state, world_id)
         ]
         await uow.append(world_stream(world_id), events, expected_version=state.version)
+        await fold_appended(uow)
     return Response(status_code=204)
 
 
@@ -132,6 +128,7 @@ async def create_npc(world_id: str, body: NpcIn, key: Writer, request: Request) 
             for p in decide_add_npc(state, world_id, npc)
         ]
         await uow.append(world_stream(world_id), events, expected_version=state.version)
+        await fold_appended(uow)
     return NpcOut(**body.model_dump(exclude={"seed"}))
 
 

@@ -52,7 +52,7 @@ async def test_every_read_model_rebuilds_row_for_row_after_the_town_has_stepped(
     await wait_for_step(town, await town.run(STEPS))
     await town.settle()
     found = projections()
-    assert {"world_state", "perception", "memory"} <= set(found)
+    assert {"world_state", "perception", "memory", "gateway"} <= set(found)
     for service, projection in found.items():
         live = await town.snapshot(projection.tables)
         assert any(live.values()), f"{service} holds nothing after {STEPS} steps"

@@ -13,6 +13,7 @@ from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
 from launcher.cli import SERVICES
+from launcher.instances import instance_name
 from launcher.supervisor import SERVICE_MODULES, ProcessGroup
 from npcworld.contracts import ClockChanged, EventPayload, WorldCreated
 from npcworld.eventstore import EventStore, UnitOfWork
@@ -84,7 +85,7 @@ class Town:
         )
         await eventually(lambda: self._value("SELECT count(*) FROM ws_clocks WHERE world_id = %s",
                                              self.world_id), lambda n: n == 1, timeout=120)
-        services = [n for n in self.group.commands if n in SERVICE_MODULES]
+        services = [s for s in SERVICE_MODULES if instance_name(s, 1) in self.group.commands]
         beating = "SELECT count(DISTINCT consumer) FROM consumer_heartbeats WHERE consumer = ANY(%s)"
         await eventually(lambda: self._value(beating, services), lambda n: n == len(services), timeout=120)
         await self.settle()
@@ -106,13 +107,14 @@ class Town:
         return clock.step + steps
 
     async def settle(self, timeout: float = 120) -> None:
-        """Every event digested and no work held for a step's end (the last StepCompleted is processed)."""
+        """Every event digested and no work held for a step's end (the last StepCompleted is processed), and
+        nothing owed by consumers the stepped clock does not wait for either (the gateway's projection)."""
         probe = PipelineProbe(self.pool)
 
         async def quiet() -> bool:
             async with self.pool.connection() as conn:
                 held = await WorldRepository(conn).has_held_work(self.tenant_id, self.world_id)
-            return await probe.wait_idle(1.0) and not held
+            return await probe.wait_idle(1.0) and not held and not await self.owed()
 
         await eventually(quiet, bool, timeout=timeout)
 

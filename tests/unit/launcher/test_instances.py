@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from launcher.instances import instance_env, parse_instances
+from launcher.instances import instance_env, instance_name, parse_instances
 from launcher.supervisor import SERVICE_MODULES, process_commands
 
 SERVICES = ("memory", "planning", "dialogue")
@@ -35,7 +35,8 @@ def test_each_extra_instance_is_a_process_of_its_own() -> None:
     two = process_commands(None, {"memory": 2, "planning": 2})
     assert set(two) - set(one) == {"memory-2", "planning-2"}
     assert two["memory-2"] == one["memory"] and two["planning-2"] == one["planning"]
-    assert set(one) >= set(SERVICE_MODULES)
+    assert set(one) >= {instance_name(s, 1) for s in SERVICE_MODULES}
+    assert one["gateway-projection"][-1] == "services.gateway.consumer"  # "gateway" is the API's name
 
 
 def test_instances_are_dynamic_group_members_and_every_memory_api_is_known_to_all() -> None:
