@@ -23,7 +23,7 @@ from npcworld.settings import resolve_endpoints
 from services.gateway.auth import RateLimiter
 from services.gateway.console import router as console_router
 from services.gateway.deps import WorldCache
-from services.gateway.freshness import ReadModelWatch
+from services.gateway.freshness import ReadModelLagHeader, ReadModelWatch
 from services.gateway.idempotency import IdempotencyMiddleware
 from services.gateway.limits import EdgeLimitsMiddleware
 from services.gateway.notifier import AppendNotifier
@@ -81,6 +81,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await app.state.pool.close()
 
     app = FastAPI(title="npcworld", version="1", lifespan=lifespan, description=_DESCRIPTION)
+    app.add_middleware(ReadModelLagHeader)
     app.add_middleware(IdempotencyMiddleware)
     app.state.db_circuit = DatabaseCircuit()
     # Sees the middlewares' queries too; answers 503 at once while the database is known to be away.

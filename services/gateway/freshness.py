@@ -4,7 +4,7 @@ has stored (the library's "what a consumer still owes", for one consumer and one
 The events the gateway appends itself are folded in their own transaction and owe nothing; this covers what
 the other services stored (a step's moves, a plan, a relationship). While no live gateway consumer beats,
 there is nobody to wait for and reads answer at once. Past the bound, a read answers with what the model
-holds and the lag is logged.
+holds, says how many events it is behind in an ``X-Read-Model-Behind`` header, and the lag is logged.
 """
 
 from __future__ import annotations
@@ -17,11 +17,14 @@ from typing import Any
 
 from fastapi import Request
 from psycopg import AsyncConnection
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from npcworld.messaging.heartbeat import LIVE_SECONDS
 from services.gateway.handlers import CONSUMER, PROJECTION
 
-__all__ = ["ReadModelWatch", "settled"]
+__all__ = ["BEHIND_HEADER", "ReadModelLagHeader", "ReadModelWatch", "settled"]
+
+BEHIND_HEADER = "X-Read-Model-Behind"
 
 logger = logging.getLogger(__name__)
 
@@ -94,5 +97,26 @@ class ReadModelWatch:
 async def settled(request: Request, conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> None:
     """``ReadModelWatch.settle`` with the app's watch (a bare app, as in some tests, waits for nothing)."""
     watch = getattr(request.app.state, "views", None)
-    if isinstance(watch, ReadModelWatch):
-        await watch.settle(conn, tenant_id, world_id)
+    if isinstance(watch, ReadModelWatch) and (behind := await watch.settle(conn, tenant_id, world_id)):
+        request.state.read_model_behind = behind
+
+
+class ReadModelLagHeader:
+    """Adds ``X-Read-Model-Behind: N`` to an answer given from a read model still N events behind."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(message: Message) -> None:
+            behind = scope.get("state", {}).get("read_model_behind")
+            if message["type"] == "http.response.start" and behind:
+                message["headers"] = [*message.get("headers", []), (BEHIND_HEADER.lower().encode(),
+                                                                   str(behind).encode())]
+            await send(message)
+
+        await self.app(scope, receive, sending)
