@@ -3,7 +3,7 @@ the demo town (brindle-hollow, 25 NPCs, stepped clock) steps, and the town's ste
 without them.
 
 Run: python -m bench.town_load [--clients 30] [--seconds 60] [--baseline-seconds 30] [--chat-share 0.3]
-     [--think-ms 1000] [--json FILE]
+     [--think-ms 1000] [--instances memory=2,planning=2] [--json FILE]
 It starts ``npcworld run`` (every process as an operator runs it: the supervisor, the embedded Postgres and
 broker, the relay, every service, the Celery worker, the gateway) in a temporary home on free ports, with the
 demo tenant's API key. Once the town has stepped ``--warmup-steps`` steps it measures the step rate for
@@ -42,10 +42,11 @@ WORLD = "brindle-hollow"
 class Town:
     """``npcworld run`` with the demo town in a temporary home; stopped (and removed) on exit."""
 
-    def __init__(self, keep_logs: bool) -> None:
+    def __init__(self, keep_logs: bool, instances: str = "") -> None:
         self.home = Path(tempfile.mkdtemp(prefix="npcworld-bench-town-"))
         self.port, self.kafka_port = _free_port(), _free_port()
         self.keep_logs = keep_logs
+        self.instances = instances
         self.proc: subprocess.Popen[bytes] | None = None
         self.database_url = ""
         self.key = ""
@@ -56,7 +57,8 @@ class Town:
                "MEMORY_API_PORT": str(memory_port), "MEMORY_API_URL": f"http://127.0.0.1:{memory_port}"}
         out = (self.home / "run.log").open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "launcher.cli", "--home", str(self.home), "run", "--port", str(self.port)],
+            [sys.executable, "-m", "launcher.cli", "--home", str(self.home), "run", "--port", str(self.port)]
+            + (["--instances", self.instances] if self.instances else []),
             env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
         print(f"npcworld run in {self.home}, gateway on 127.0.0.1:{self.port}", file=sys.stderr)
@@ -296,10 +298,11 @@ def main() -> None:
     parser.add_argument("--drain-seconds", type=float, default=60.0, help="wait for the chats' replies")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep-logs", action="store_true")
+    parser.add_argument("--instances", default="", help="npcworld run --instances, e.g. memory=2,planning=2")
     parser.add_argument("--json", type=Path, default=None, help="also write the report here as JSON")
     args = parser.parse_args()
     unwind_on_term()
-    with Town(args.keep_logs) as town:
+    with Town(args.keep_logs, args.instances) as town:
         report = asyncio.run(_measure(town, args))
     report["verdict"] = _verdict(report)
     _print(report)
