@@ -1,4 +1,5 @@
-"""All SQL of the webhook dispatcher: fan-out of settled events into delivery rows, claims and results."""
+"""All SQL of the webhook dispatcher: fan-out of settled events into delivery rows (folding the
+subscription events it passes), claims and results."""
 
 from __future__ import annotations
 
@@ -9,31 +10,45 @@ from uuid import UUID
 
 from psycopg import AsyncConnection
 
+from npcworld.contracts import WEBHOOK_EVENT_TYPES, WebhookDeleted
+from npcworld.eventstore import EventStore
 from npcworld.shredding import reveal
 from services.webhooks.domain import Outcome
+from services.webhooks.subscriptions import PROJECTION
 
 __all__ = ["Claimed", "DispatchRepository"]
 
 # Same rule as the gateway's event reads: only rows whose writing transaction is older than every
 # running one, so the cursor never passes a sequence number that commits late.
 _SETTLED = "age(xmin) > age(pg_snapshot_xmin(pg_current_snapshot())::xid)"
+# Events in (lo, hi] to every matching subscription that started before them; the subscriptions' own events
+# are folded (services/webhooks/subscriptions.py), never delivered.
 _FAN_OUT = """
 INSERT INTO gw_deliveries (webhook_id, tenant_id, world_id, event_id, seq, event_type)
-SELECT w.webhook_id, e.tenant_id, e.world_id, e.event_id, e.seq, e.type
-FROM events e JOIN gw_webhooks w ON w.tenant_id = e.tenant_id AND w.world_id = e.world_id
-WHERE e.seq > %s AND e.seq <= %s AND e.seq > w.from_seq AND w.active AND w.deleted_at IS NULL
-  AND (cardinality(w.event_types) = 0 OR e.type = ANY(w.event_types))
+SELECT s.webhook_id, e.tenant_id, e.world_id, e.event_id, e.seq, e.type
+FROM events e JOIN wh_subscriptions s ON s.tenant_id = e.tenant_id AND s.world_id = e.world_id
+WHERE e.seq > %(lo)s AND e.seq <= %(hi)s AND e.seq > s.from_seq AND s.active
+  AND (cardinality(s.event_types) = 0 OR e.type = ANY(s.event_types)) AND e.type <> ALL(%(own)s)
 ORDER BY e.seq
 ON CONFLICT (webhook_id, event_id) DO NOTHING
 """
+# Due: pending, its time come, its subscription still there, and (a redelivery) every event stored before
+# it was asked for already folded, so it goes out with the subscription as it was then.
+_DUE = """
+status = 'pending' AND next_attempt_at <= now()
+AND redrive_after_seq <= (SELECT seq FROM gw_dispatch_cursor WHERE name = 'webhooks')
+AND EXISTS (SELECT 1 FROM wh_subscriptions s WHERE s.webhook_id = gw_deliveries.webhook_id)
+"""
 # A claim moves next_attempt_at past the attempt's deadline: if this process dies mid-attempt, the
 # row becomes due again once the lease lapses, so nothing is lost.
-_CLAIM = """
+_CLAIM = f"""
 UPDATE gw_deliveries d SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => %s)
-FROM (SELECT delivery_id FROM gw_deliveries WHERE status = 'pending' AND next_attempt_at <= now()
-      ORDER BY next_attempt_at LIMIT %s FOR UPDATE SKIP LOCKED) due, gw_webhooks w, events e
-WHERE d.delivery_id = due.delivery_id AND w.webhook_id = d.webhook_id AND e.seq = d.seq
-RETURNING d.delivery_id, d.attempts, d.event_id, d.seq, d.event_type, d.world_id, w.url, w.secret,
+FROM (SELECT delivery_id FROM gw_deliveries WHERE {_DUE}
+      ORDER BY next_attempt_at LIMIT %s FOR UPDATE SKIP LOCKED) due,
+     wh_subscriptions s, egress_secrets x, events e
+WHERE d.delivery_id = due.delivery_id AND s.webhook_id = d.webhook_id AND x.owner_id = d.webhook_id
+  AND x.tenant_id = d.tenant_id AND e.seq = d.seq
+RETURNING d.delivery_id, d.attempts, d.event_id, d.seq, d.event_type, d.world_id, s.url, x.secret,
           (to_jsonb(e) - 'seq' - 'stream_id' - 'version' - 'trace')::text
 """
 
@@ -75,9 +90,35 @@ class DispatchRepository:
                 break
             upto, passed = int(seq), passed + 1
         if passed:
-            await self.conn.execute(_FAN_OUT, (start, upto))
+            await self._fold_and_fan_out(start, upto)
             await self.conn.execute("UPDATE gw_dispatch_cursor SET seq = %s WHERE name = 'webhooks'", (upto,))
         return passed
+
+    async def _fold_and_fan_out(self, start: int, upto: int) -> None:
+        """Fan (start, upto] out, folding each subscription event where it stands in the store: a
+        subscription registered or changed at seq n applies from n + 1 on, never before."""
+        cur = await self.conn.execute(
+            "SELECT seq FROM events WHERE seq > %s AND seq <= %s AND type = ANY(%s) ORDER BY seq",
+            (start, upto, list(WEBHOOK_EVENT_TYPES)),
+        )
+        lo = start
+        for (seq,) in await cur.fetchall():
+            await self._fan_out_range(lo, seq)
+            [stored] = await EventStore().read_all(self.conn, seq - 1, 1)
+            await PROJECTION.apply_appended(self.conn, [stored.envelope])  # folds and claims it
+            event = stored.envelope
+            if isinstance(event.payload, WebhookDeleted) and event.forked_from is None:
+                await self.conn.execute(
+                    "UPDATE gw_deliveries SET status = 'failed', last_error = 'webhook deleted'"
+                    " WHERE webhook_id = %s AND status = 'pending'",
+                    (event.payload.webhook_id,),
+                )
+            lo = seq
+        await self._fan_out_range(lo, upto)
+
+    async def _fan_out_range(self, lo: int, hi: int) -> None:
+        if hi > lo:
+            await self.conn.execute(_FAN_OUT, {"lo": lo, "hi": hi, "own": list(WEBHOOK_EVENT_TYPES)})
 
     async def claim_due(self, limit: int, lease_seconds: float) -> list[Claimed]:
         cur = await self.conn.execute(_CLAIM, (lease_seconds, limit))
@@ -117,8 +158,7 @@ class DispatchRepository:
 
     async def seconds_to_next_due(self) -> float | None:
         cur = await self.conn.execute(
-            "SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM gw_deliveries"
-            " WHERE status = 'pending'"
+            f"SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM gw_deliveries WHERE {_DUE}"
         )
         row = await cur.fetchone()
         return None if row is None or row[0] is None else max(0.0, float(row[0]))

@@ -27,6 +27,7 @@ LIBRARY = frozenset({
 _BY_PREFIX = {
     "ws_": "world_state", "pc_": "perception", "memory_": "memory", "memories": "memory",
     "planning_": "planning", "dialogue_": "dialogue", "reflection_": "reflection",
+    "wh_": "webhooks",
 }
 _GW = {
     "gw_tenants": "gateway", "gw_api_keys": "gateway", "gw_idempotency": "gateway", "gw_webhooks": "gateway",
@@ -41,8 +42,6 @@ KNOWN: dict[tuple[str, str], str] = {
     # Delivery listing and redrive: to an endpoint of the webhooks service, or events it consumes.
     ("gateway", "gw_deliveries"): "webhooks service",
     ("gateway", "gw_delivery_attempts"): "webhooks service",
-    # The dispatcher reads subscriptions the gateway registers: to WebhookRegistered events.
-    ("webhooks", "gw_webhooks"): "webhook events",
 }
 
 

@@ -46,6 +46,13 @@ from npcworld.contracts.validation import (
     ActionValidatorSet,
     ValidatorFailure,
 )
+from npcworld.contracts.webhooks import (
+    WEBHOOK_EVENT_TYPES,
+    WebhookChanged,
+    WebhookDeleted,
+    WebhookRegistered,
+    WebhookSubscription,
+)
 from npcworld.contracts.world import (
     ActionRule,
     ActionRulesSet,
@@ -73,6 +80,7 @@ __all__ = [
     "DEAD_LETTER",
     "EVENT_TYPES",
     "RELAY_MARKER",
+    "WEBHOOK_EVENT_TYPES",
     "ActionAcceptedByDefault",
     "ActionDecided",
     "ActionRule",
@@ -125,6 +133,10 @@ __all__ = [
     "Trust",
     "UtteranceSpoken",
     "ValidatorFailure",
+    "WebhookChanged",
+    "WebhookDeleted",
+    "WebhookRegistered",
+    "WebhookSubscription",
     "WorldCreated",
     "WorldDefined",
     "WorldDeleted",

@@ -27,6 +27,7 @@ from npcworld.contracts.planning import ActionDecided, ConversationRequested, Da
 from npcworld.contracts.players import PlayerForgotten
 from npcworld.contracts.reflection import ReflectionCompleted, ReflectionFailed, ReflectionTriggered
 from npcworld.contracts.validation import ActionAcceptedByDefault, ActionValidatorSet
+from npcworld.contracts.webhooks import WebhookChanged, WebhookDeleted, WebhookRegistered
 from npcworld.contracts.world import (
     ActionRulesSet,
     ActionStarted,
@@ -88,6 +89,9 @@ EVENT_TYPES: Mapping[str, type[EventPayload]] = {
         ObjectStateChanged,
         ClockChanged,
         ActionStarted,
+        WebhookRegistered,
+        WebhookChanged,
+        WebhookDeleted,
     )
 }
 

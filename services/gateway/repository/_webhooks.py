@@ -1,8 +1,11 @@
-"""Webhook subscriptions and their delivery log, as the API sees them (the dispatcher has its own SQL)."""
+"""Webhook subscriptions as the gateway registered them, and their delivery log as the API sees it.
+
+The webhooks service learns of subscriptions from the events the routes append beside these rows (it folds
+them into its own table); signing secrets are kept by ``npcworld.egress.secrets``, never here.
+"""
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,7 +18,7 @@ from npcworld.ids import new_id
 
 __all__ = ["AttemptRecord", "DeliveryRecord", "WebhookRecord", "WebhookRepository"]
 
-_HOOK = "webhook_id, world_id, url, event_types, secret, description, active, created_at"
+_HOOK = "webhook_id, world_id, url, event_types, description, active, created_at"
 _DELIVERY = (
     "delivery_id, webhook_id, event_id, seq, event_type, status, attempts, next_attempt_at,"
     " last_status_code, last_error, created_at, delivered_at"
@@ -28,7 +31,6 @@ class WebhookRecord:
     world_id: str
     url: str
     event_types: tuple[str, ...]
-    secret: str
     description: str
     active: bool
     created_at: datetime
@@ -67,23 +69,23 @@ class WebhookRepository:
         self.scope = (tenant_id, world_id)
 
     async def create(self, url: str, event_types: tuple[str, ...], description: str) -> WebhookRecord:
-        """A new subscription; it receives events appended after this moment."""
+        """A new subscription (the route appends its WebhookRegistered in the same transaction)."""
         cur = await self.conn.execute(
-            "INSERT INTO gw_webhooks (webhook_id, tenant_id, world_id, url, event_types, secret, description,"
-            " from_seq) VALUES (%s, %s, %s, %s, %s, %s, %s, (SELECT coalesce(max(seq), 0) FROM events))"
-            f" RETURNING {_HOOK}",
-            (
-                new_id(),
-                *self.scope,
-                url,
-                list(event_types),
-                f"whsec_{secrets.token_urlsafe(32)}",
-                description,
-            ),
+            "INSERT INTO gw_webhooks (webhook_id, tenant_id, world_id, url, event_types, description)"
+            f" VALUES (%s, %s, %s, %s, %s, %s) RETURNING {_HOOK}",
+            (new_id(), *self.scope, url, list(event_types), description),
         )
         row = await cur.fetchone()
         assert row is not None
         return _hook(row)
+
+    async def world_time(self) -> datetime | None:
+        """The latest world time among the world's events (None before any): when a change is stamped."""
+        cur = await self.conn.execute(
+            "SELECT max(world_time) FROM events WHERE tenant_id = %s AND world_id = %s", self.scope
+        )
+        row = await cur.fetchone()
+        return None if row is None else row[0]
 
     async def page(self, after: str | None, limit: int) -> list[WebhookRecord]:
         cur = await self.conn.execute(
@@ -118,15 +120,10 @@ class WebhookRepository:
         return await self.get(webhook_id)
 
     async def delete(self, webhook_id: str) -> None:
-        """Soft delete: the delivery log stays; pending deliveries stop."""
+        """Soft delete: the delivery log stays (the webhooks service fails its pending deliveries)."""
         await self.get(webhook_id)
         await self.conn.execute(
             "UPDATE gw_webhooks SET deleted_at = now(), active = false WHERE webhook_id = %s", (webhook_id,)
-        )
-        await self.conn.execute(
-            "UPDATE gw_deliveries SET status = 'failed', last_error = 'webhook deleted'"
-            " WHERE webhook_id = %s AND status = 'pending'",
-            (webhook_id,),
         )
 
     async def deliveries(
@@ -157,15 +154,17 @@ class WebhookRepository:
         return DeliveryRecord(*row), [AttemptRecord(*r) for r in await cur.fetchall()]
 
     async def redeliver(self, webhook_id: str, delivery_id: int) -> DeliveryRecord:
-        """Queue a delivery again now, with a fresh attempt budget (its attempt log is kept)."""
+        """Queue a delivery again now, with a fresh attempt budget (its attempt log is kept); it goes out once
+        the dispatcher has folded every event stored before this (a URL just changed is the one used)."""
         await self.delivery(webhook_id, delivery_id)
         await self.conn.execute(
             "UPDATE gw_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now(),"
-            " delivered_at = NULL WHERE delivery_id = %s",
+            " delivered_at = NULL, redrive_after_seq = (SELECT coalesce(max(seq), 0) FROM events)"
+            " WHERE delivery_id = %s",
             (delivery_id,),
         )
         return (await self.delivery(webhook_id, delivery_id))[0]
 
 
 def _hook(row: tuple[Any, ...]) -> WebhookRecord:
-    return WebhookRecord(row[0], row[1], row[2], tuple(row[3]), row[4], row[5], row[6], row[7])
+    return WebhookRecord(row[0], row[1], row[2], tuple(row[3]), row[4], row[5], row[6])

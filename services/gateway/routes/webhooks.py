@@ -1,24 +1,37 @@
 """Webhook subscriptions per world, their delivery log and manual redelivery.
 
-The dispatcher process (services/webhooks) turns each matching event into a delivery row and POSTs it,
-signed with the subscription's secret; see docs/webhooks.md for the signature and retry schedule.
+Each registration, change and deletion is also a ``WebhookRegistered`` / ``WebhookChanged`` /
+``WebhookDeleted`` event of the world, appended in the same transaction; the webhooks service
+(services/webhooks) folds them into its own subscriptions, turns each matching event stored after them into
+a delivery and POSTs it, signed with the subscription's secret (kept apart from the event log by
+``npcworld.egress.secrets`` and shown only in the creation's answer); see docs/webhooks.md.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Path, Query, Request, Response
+from psycopg import AsyncConnection
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, field_validator
 
-from npcworld.contracts import EVENT_TYPES
-from npcworld.egress import check_url
+from npcworld.contracts import (
+    EVENT_TYPES,
+    EventPayload,
+    WebhookChanged,
+    WebhookDeleted,
+    WebhookRegistered,
+    WebhookSubscription,
+)
+from npcworld.egress import check_url, new_secret, store_secret
 from npcworld.errors import EgressRefusedError, ValidationError
+from npcworld.eventstore import EventStore, UnitOfWork
 from services.gateway.deps import Reader, Writer, live_world
 from services.gateway.pagination import CursorParam, LimitParam, Page, decode_cursor, next_cursor
 from services.gateway.repository import AttemptRecord, DeliveryRecord, WebhookRecord, WebhookRepository
+from services.gateway.routes._appending import append_at_end
 
 __all__ = ["router"]
 
@@ -134,6 +147,22 @@ async def _check_receiver(request: Request, url: str) -> None:
         ) from exc
 
 
+def _subscription(r: WebhookRecord) -> WebhookSubscription:
+    return WebhookSubscription(webhook_id=r.webhook_id, url=r.url, event_types=r.event_types,
+                               description=r.description, active=r.active)
+
+
+async def _announce(conn: AsyncConnection[Any], tenant_id: str, world_id: str, webhook_id: str,
+                    change: EventPayload) -> None:
+    """Append the subscription's change to its stream, stamped with the world's latest time."""
+    state = await live_world(conn, tenant_id, world_id)
+    when = await WebhookRepository(conn, tenant_id, world_id).world_time() or state.start_time
+    assert when is not None
+    uow = UnitOfWork(conn, EventStore())
+    event = uow.new_event(change, tenant_id=tenant_id, world_id=world_id, world_time=when)
+    await append_at_end(uow, f"webhook-{webhook_id}", event)
+
+
 @router.post(PATH, status_code=201, response_model=WebhookCreated)
 async def create_webhook(world_id: str, body: WebhookIn, key: Writer, request: Request) -> WebhookCreated:
     """Subscribe to this world's events from now on (optionally only some types).
@@ -142,12 +171,16 @@ async def create_webhook(world_id: str, body: WebhookIn, key: Writer, request: R
     unique-local, multicast, reserved and cloud metadata addresses are refused with a 422.
     """
     await _check_receiver(request, str(body.url))
+    secret = new_secret("whsec")
     async with request.app.state.pool.connection() as conn, conn.transaction():
         await live_world(conn, key.tenant_id, world_id)
         hook = await WebhookRepository(conn, key.tenant_id, world_id).create(
             str(body.url), tuple(dict.fromkeys(body.event_types)), body.description
         )
-    return WebhookCreated(**_hook(hook).model_dump(), secret=hook.secret)
+        await store_secret(conn, key.tenant_id, hook.webhook_id, secret)
+        registered = WebhookRegistered(subscription=_subscription(hook))
+        await _announce(conn, key.tenant_id, world_id, hook.webhook_id, registered)
+    return WebhookCreated(**_hook(hook).model_dump(), secret=secret)
 
 
 @router.get(PATH, response_model=Page[WebhookOut])
@@ -178,13 +211,20 @@ async def update_webhook(
     if "url" in changes:
         await _check_receiver(request, changes["url"])
     async with request.app.state.pool.connection() as conn, conn.transaction():
-        return _hook(await WebhookRepository(conn, key.tenant_id, world_id).update(webhook_id, changes))
+        hooks = WebhookRepository(conn, key.tenant_id, world_id)
+        before = await hooks.get(webhook_id)
+        after = await hooks.update(webhook_id, changes)
+        if after != before:
+            changed = WebhookChanged(subscription=_subscription(after))
+            await _announce(conn, key.tenant_id, world_id, webhook_id, changed)
+    return _hook(after)
 
 
 @router.delete(PATH + "/{webhook_id}", status_code=204)
 async def delete_webhook(world_id: str, webhook_id: str, key: Writer, request: Request) -> Response:
     async with request.app.state.pool.connection() as conn, conn.transaction():
         await WebhookRepository(conn, key.tenant_id, world_id).delete(webhook_id)
+        await _announce(conn, key.tenant_id, world_id, webhook_id, WebhookDeleted(webhook_id=webhook_id))
     return Response(status_code=204)
 
 

@@ -13,12 +13,13 @@ from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import ObservationMade
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
-from services.gateway.repository import EventReader, WebhookRepository
+from services.gateway.repository import EventReader
 from services.webhooks.consumer import serve
 from services.webhooks.repository import DispatchRepository
 from services.webhooks.settings import Settings
 from tests.e2e.receiver import Receiver
 from tests.infra import BrokerForTests
+from tests.integration.webhooks.subscribing import subscribe, unsubscribe
 from tests.polling import eventually
 
 T0 = datetime(2023, 2, 13, 7, tzinfo=UTC)
@@ -57,8 +58,7 @@ async def test_a_sequence_number_committed_late_is_neither_skipped_by_fan_out_no
     pool: AsyncConnectionPool,
 ) -> None:
     tenant, world = f"t-{uuid.uuid4().hex[:6]}", f"w-{uuid.uuid4().hex[:6]}"
-    async with pool.connection() as conn, conn.transaction():
-        hook = await WebhookRepository(conn, tenant, world).create("http://127.0.0.1:9/x", (), "")
+    hook = await subscribe(pool, tenant, world, "http://127.0.0.1:9/x")
     await _drain(pool)
     async with pool.connection() as slow, pool.connection() as fast:
         early = await _append(UnitOfWork(slow, EventStore()), tenant, world, "takes seq n, commits last")
@@ -68,7 +68,7 @@ async def test_a_sequence_number_committed_late_is_neither_skipped_by_fan_out_no
             )
         assert await _drain(pool) == 0  # n+1 is committed but n may still come: wait
         async with pool.connection() as conn:
-            where = EventFilter(tenant_id=tenant, world_id=world)
+            where = EventFilter(tenant_id=tenant, world_id=world, types=("ObservationMade",))
             assert await EventReader(conn).settled_after(where, 0, 100) == []
         await slow.commit()
     assert await _drain(pool) == 2
@@ -78,19 +78,18 @@ async def test_a_sequence_number_committed_late_is_neither_skipped_by_fan_out_no
         )
         assert [r[0] for r in await cur.fetchall()] == [early, late]
         streamed = await EventReader(conn).settled_after(
-            EventFilter(tenant_id=tenant, world_id=world), 0, 100
+            EventFilter(tenant_id=tenant, world_id=world, types=("ObservationMade",)), 0, 100
         )
     assert [str(s.envelope.event_id) for s in streamed] == [early, late]
-    async with pool.connection() as conn:  # nothing of this test left for the next one to send
-        await WebhookRepository(conn, tenant, world).delete(hook.webhook_id)
+    await unsubscribe(pool, tenant, world, hook)  # nothing of this test left for the next one to send
+    await _drain(pool)
 
 
 async def test_a_delivery_claimed_by_a_dispatcher_that_died_is_sent_after_its_lease_lapses(
     pool: AsyncConnectionPool, database_url: str, broker: BrokerForTests, receiver: Receiver
 ) -> None:
     tenant, world = f"t-{uuid.uuid4().hex[:6]}", f"w-{uuid.uuid4().hex[:6]}"
-    async with pool.connection() as conn, conn.transaction():
-        await WebhookRepository(conn, tenant, world).create(f"{receiver.url}/ok", ("ObservationMade",), "")
+    await subscribe(pool, tenant, world, f"{receiver.url}/ok", ("ObservationMade",))
     async with pool.connection() as conn, conn.transaction():
         event_id = await _append(UnitOfWork(conn, EventStore()), tenant, world, "the mill caught fire")
     await _drain(pool)
