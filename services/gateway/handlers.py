@@ -10,6 +10,7 @@ the live model row for row.
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from psycopg import AsyncConnection
 
@@ -133,7 +134,19 @@ async def _plan(event: Envelope, conn: AsyncConnection[Any]) -> tuple[ViewReposi
     views = ViewRepository(conn)
     row = await views.plan(event.tenant_id, event.world_id, event.npc_id)
     return views, dict(row) if row else {"day": None, "wakes": None, "sleeps": None, "outline": [],
-                                         "items": [], "fallbacks": [], "goals": [], "current": None}
+                                         "items": [], "fallbacks": [], "goals": [], "current": None,
+                                         "plan_by": None, "current_by": None}
+
+
+def _newer(event: Envelope, than: UUID | None) -> bool:
+    """Is the event newer than the one that last changed a part of the plan view? A consumer takes an NPC's
+    events lane by lane, so an older one may come after a newer (event ids are time-ordered)."""
+    return than is None or event.event_id > than
+
+
+def _current(event: Envelope, plan: dict[str, Any], action: dict[str, Any] | None) -> None:
+    if _newer(event, plan["current_by"]):
+        plan["current"], plan["current_by"] = action, event.event_id
 
 
 async def apply_day_planned(event: Envelope, conn: AsyncConnection[Any]) -> None:
@@ -141,11 +154,14 @@ async def apply_day_planned(event: Envelope, conn: AsyncConnection[Any]) -> None
     p = event.payload
     assert isinstance(p, DayPlanned)
     views, plan = await _plan(event, conn)
+    if not _newer(event, plan["plan_by"]):
+        return
     outline = [plans.item(i) for i in p.outline]
     wakes, sleeps = plans.window(outline)
     plan.update(day=p.day, wakes=wakes, sleeps=sleeps, outline=outline,
                 items=[plans.item(i) for i in p.items], fallbacks=list(p.fallbacks),
-                goals=list(p.goals), current=None)
+                goals=list(p.goals), plan_by=event.event_id)
+    _current(event, plan, None)
     await views.save_plan(event.tenant_id, event.world_id, event.npc_id or "", plan)
 
 
@@ -154,11 +170,14 @@ async def apply_plan_revised(event: Envelope, conn: AsyncConnection[Any]) -> Non
     p = event.payload
     assert isinstance(p, PlanRevised)
     views, plan = await _plan(event, conn)
+    if not _newer(event, plan["plan_by"]):
+        return
     plan["items"] = plans.replace_from(plan["items"], p.from_time, [plans.item(i) for i in p.items])
     plan["fallbacks"] = list(dict.fromkeys((*plan["fallbacks"], *p.fallbacks)))
     if p.reason.startswith(plans.INNER_VOICE):
         plan["goals"] = plans.with_goal(plan["goals"], p.reason.removeprefix(plans.INNER_VOICE))
-    plan["current"] = None
+    plan["plan_by"] = event.event_id
+    _current(event, plan, None)
     await views.save_plan(event.tenant_id, event.world_id, event.npc_id or "", plan)
 
 
@@ -166,7 +185,7 @@ async def apply_action_decided(event: Envelope, conn: AsyncConnection[Any]) -> N
     p = event.payload
     assert isinstance(p, ActionDecided)
     views, plan = await _plan(event, conn)
-    plan["current"] = plans.action(p)
+    _current(event, plan, plans.action(p))
     await views.save_plan(event.tenant_id, event.world_id, event.npc_id or "", plan)
 
 

@@ -142,23 +142,27 @@ class ViewRepository:
 
     async def plan(self, t: str, w: str, npc: str) -> dict[str, Any] | None:
         async with self.conn.cursor(row_factory=dict_row) as cur:
-            await cur.execute("SELECT day, wakes, sleeps, outline, items, fallbacks, goals, current"
+            await cur.execute("SELECT day, wakes, sleeps, outline, items, fallbacks, goals, current,"
+                              " plan_by, current_by"
                               f" FROM gw_plans WHERE {_WORLD} AND npc_id = %(n)s", {"t": t, "w": w, "n": npc})
             return await cur.fetchone()
 
     async def save_plan(self, t: str, w: str, npc: str, plan: dict[str, Any]) -> None:
-        """The plan columns (a row is made when missing: planning's events may come before NpcCreated)."""
+        """The plan columns and the newest events that changed the plan and the current action (a row is made
+        when missing: planning's events may come before NpcCreated)."""
         jsonb = {k: Jsonb(plan[k]) for k in ("outline", "items", "fallbacks", "goals")}
         await self._run(
             "INSERT INTO gw_plans (tenant_id, world_id, npc_id, day, wakes, sleeps, outline, items,"
-            " fallbacks, goals, current) VALUES (%(t)s, %(w)s, %(n)s, %(day)s, %(wakes)s, %(sleeps)s,"
-            " %(outline)s,"
-            " %(items)s, %(fallbacks)s, %(goals)s, %(current)s) ON CONFLICT (tenant_id, world_id, npc_id)"
+            " fallbacks, goals, current, plan_by, current_by) VALUES (%(t)s, %(w)s, %(n)s, %(day)s,"
+            " %(wakes)s, %(sleeps)s, %(outline)s, %(items)s, %(fallbacks)s, %(goals)s, %(current)s,"
+            " %(plan_by)s, %(current_by)s) ON CONFLICT (tenant_id, world_id, npc_id)"
             " DO UPDATE SET day = EXCLUDED.day, wakes = EXCLUDED.wakes, sleeps = EXCLUDED.sleeps,"
             " outline = EXCLUDED.outline, items = EXCLUDED.items, fallbacks = EXCLUDED.fallbacks,"
-            " goals = EXCLUDED.goals, current = EXCLUDED.current",
+            " goals = EXCLUDED.goals, current = EXCLUDED.current, plan_by = EXCLUDED.plan_by,"
+            " current_by = EXCLUDED.current_by",
             {"t": t, "w": w, "n": npc, "day": plan["day"], "wakes": plan["wakes"], "sleeps": plan["sleeps"],
-             **jsonb, "current": None if plan["current"] is None else Jsonb(plan["current"])},
+             **jsonb, "current": None if plan["current"] is None else Jsonb(plan["current"]),
+             "plan_by": plan["plan_by"], "current_by": plan["current_by"]},
         )
 
     # ----- relationships
