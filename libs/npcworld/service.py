@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from psycopg_pool import AsyncConnectionPool
 
 from npcworld.db import apply_migrations, database_reachable, open_pool
+from npcworld.lanes import Lane
 from npcworld.messaging import ConsumerLoop, Handler, Prepare, ensure_topics
 from npcworld.messaging.reconnect import Backoff
 from npcworld.projection import Projection
@@ -53,17 +54,17 @@ def run_service(
     projection: Projection | None = None,
     prepare: Prepare[Any] | None = None,
     events_per_transaction: int | None = None,
-    concurrent_ingest: bool = False,
+    beside: Iterable[Lane] = (),
     paces_steps: bool = True,
 ) -> None:
-    """Run a service until SIGTERM or SIGINT (blocking). ``events_per_transaction``, ``concurrent_ingest``
+    """Run a service until SIGTERM or SIGINT (blocking). ``events_per_transaction``, ``beside``
     and ``paces_steps``: see ``ConsumerLoop`` (None: a poll is one transaction; a service whose handlers
     wait on a model takes 1)."""
     configure_logging(settings.log_level)
     configure_telemetry(name)
     asyncio.run(serve(name, settings, handlers, deps=deps, deps_factory=deps_factory, projection=projection,
                       prepare=prepare, events_per_transaction=events_per_transaction,
-                      concurrent_ingest=concurrent_ingest, paces_steps=paces_steps))
+                      beside=beside, paces_steps=paces_steps))
 
 
 async def serve(
@@ -77,7 +78,7 @@ async def serve(
     stop: asyncio.Event | None = None,
     prepare: Prepare[Any] | None = None,
     events_per_transaction: int | None = None,
-    concurrent_ingest: bool = False,
+    beside: Iterable[Lane] = (),
     paces_steps: bool = True,
 ) -> None:
     """Migrate, create topics, then consume until ``stop`` is set (or a signal arrives).
@@ -94,7 +95,7 @@ async def serve(
         loop = ConsumerLoop(name, handlers, deps, projection=projection, pool=pool,
                             bootstrap=endpoints.kafka_bootstrap_servers, prepare=prepare,
                             events_per_transaction=events_per_transaction,
-                            ingest_share=settings.ingest_share, concurrent_ingest=concurrent_ingest,
+                            ingest_share=settings.ingest_share, beside=beside,
                             paces_steps=paces_steps)
 
         async def readiness() -> dict[str, bool]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
 from npcworld.llm import LLM
 from npcworld.memory_client import MemoryReader
+from npcworld.messaging import Prepared
 from services.dialogue.domain import TurnRules
 from services.dialogue.repository import DialogueRepository
 
@@ -23,6 +22,6 @@ class DialogueDeps:
     repository: DialogueRepository = field(default_factory=DialogueRepository)
     rules: TurnRules = field(default_factory=TurnRules)
     retrieve_k: int = 8
-    # Player replies computed for a poll before its transaction (``prepare_replies``), by PlayerSpoke id.
-    prepared: dict[uuid.UUID, Any] = field(default_factory=dict)
+    # Player replies and conversation lines computed before their transaction (``prepare_poll``), by event id.
+    prepared: Prepared = field(default_factory=Prepared)
     prepare_concurrency: int = 4

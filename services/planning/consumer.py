@@ -21,7 +21,7 @@ def main() -> None:
     # An ingest batch waits on memory's retrievals (served after the world's work there): it is handled
     # beside the world's events, which each NPC's advisory lock keeps apart from it.
     run_service(CONSUMER, Settings(), HANDLERS, deps_factory=build_deps, prepare=PREPARE,
-                events_per_transaction=EVENTS_PER_TRANSACTION, concurrent_ingest=True)
+                events_per_transaction=EVENTS_PER_TRANSACTION, beside=("ingest",))
 
 
 if __name__ == "__main__":

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
 from npcworld.llm import LLM
 from npcworld.memory_client import MemoryReader
+from npcworld.messaging import Prepared
 from services.planning.repository import PlanningRepository
 
 __all__ = ["PlanningDeps"]
@@ -21,6 +20,6 @@ class PlanningDeps:
     memory: MemoryReader
     repository: PlanningRepository = field(default_factory=PlanningRepository)
     max_npcs_per_tick: int = 50
-    # Reactions worked out before a poll's transaction (handlers.prepare_reactions), by event id.
-    prepared: dict[uuid.UUID, Any] = field(default_factory=dict)
+    # Ticks' actions and reactions worked out before their transaction (handlers.prepare_poll), by event id.
+    prepared: Prepared = field(default_factory=Prepared)
     prepare_concurrency: int = 8

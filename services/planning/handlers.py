@@ -177,7 +177,6 @@ async def prepare_ticks(events: list[Envelope], deps: PlanningDeps, pool: AsyncC
 
 async def prepare_poll(events: list[Envelope], deps: PlanningDeps, pool: AsyncConnectionPool) -> None:
     """A poll's model calls, before its transactions: its ticks' next actions and its reactions."""
-    deps.prepared.clear()  # the previous poll is committed: anything left there was not needed
     await asyncio.gather(
         prepare_ticks([e for e in events if e.type == "WorldTicked"], deps, pool),
         prepare_reactions([e for e in events if e.type == "ObservationMade"], deps, pool),

@@ -78,7 +78,7 @@ async def test_the_worlds_event_overtakes_a_backlog_of_posted_perceptions(
         await asyncio.gather(*tasks)
 
 
-async def test_with_concurrent_ingest_the_worlds_event_is_handled_while_an_ingest_batch_still_waits(
+async def test_with_ingest_beside_the_worlds_event_is_handled_while_an_ingest_batch_still_waits(
     pool: AsyncConnectionPool, broker: BrokerForTests
 ) -> None:
     """Planning's case: an ingest batch waits on another service (here: until released); the world's next
@@ -97,7 +97,7 @@ async def test_with_concurrent_ingest_the_worlds_event_is_handled_while_an_inges
         handled.append(event.payload.source)
 
     loop = ConsumerLoop(name, {"ObservationMade": handle}, None, pool=pool, bootstrap=broker.bootstrap,
-                        concurrent_ingest=True)
+                        beside=("ingest",))
     stop = asyncio.Event()
     tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
              asyncio.create_task(loop.run(stop))]

@@ -3,7 +3,7 @@
 from npcworld.messaging.dead_letter import DeadLetterer
 from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import ensure_topics, make_consumer, make_producer
-from npcworld.messaging.loop import ConsumerLoop, Handler, Prepare
+from npcworld.messaging.loop import ConsumerLoop, Handler, Prepare, Prepared
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "Handler",
     "Heartbeat",
     "Prepare",
+    "Prepared",
     "RetryPolicy",
     "ensure_topics",
     "make_consumer",

@@ -87,15 +87,15 @@ class LaneQueue(Generic[R]):
         """Whether records ahead of ingest (a chat's, the world's) wait."""
         return self._urgent > 0
 
-    def take(self, limit: int, *, ingest: bool = True) -> list[R]:
+    def take(self, limit: int, *, ingest: bool = True, skip: frozenset[int] = frozenset()) -> list[R]:
         """Up to ``limit`` records of the best lane waiting (not taken before), in store order; for ingest,
-        only as many as hold ``ingest_chunk`` records that ``counts``, and none unless ``ingest``. They stay
-        taken until ``done``."""
+        only as many as hold ``ingest_chunk`` records that ``counts``, and none unless ``ingest``; none of
+        the lanes ranked in ``skip`` (one handled beside). They stay taken until ``done``."""
         by_lane: dict[int, dict[TopicPartition, list[R]]] = {}
         for tp, records in self._waiting.items():
             for record in records:
-                if (tp, record.offset) not in self._taken:
-                    by_lane.setdefault(rank(lane_of(record)), {}).setdefault(tp, []).append(record)
+                if (tp, record.offset) not in self._taken and (lane := rank(lane_of(record))) not in skip:
+                    by_lane.setdefault(lane, {}).setdefault(tp, []).append(record)
         if not by_lane:
             return []
         best = min(by_lane)

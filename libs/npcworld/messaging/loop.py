@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+import uuid
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -19,7 +21,7 @@ from npcworld.cause import handling
 from npcworld.contracts import EVENT_TYPES, Envelope, decode_envelope
 from npcworld.errors import PermanentError
 from npcworld.eventstore import EventStore, UnitOfWork
-from npcworld.lanes import WorldFirst, handling_lane, rank
+from npcworld.lanes import LANES, Lane, WorldFirst, handling_lane, rank
 from npcworld.messaging.dead_letter import DeadLetterer
 from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import make_consumer, make_producer
@@ -55,6 +57,22 @@ class Prepare(Generic[D]):
     run: PrepareFn[D]
 
 
+# Prepared results kept at most: many polls' worth.
+_PREPARED_KEPT = 1024
+
+
+class Prepared(OrderedDict[uuid.UUID, Any]):
+    """What ``Prepare`` computed before a batch's transaction, by event id; the handler that uses an entry
+    takes it (``pop``). Batches of different lanes may be prepared and handled at the same time (one beside
+    the world's), so a batch never clears another's entries; an entry nobody took (its event had been handled
+    already) is forgotten once ``_PREPARED_KEPT`` newer ones were added."""
+
+    def __setitem__(self, key: uuid.UUID, value: Any) -> None:
+        super().__setitem__(key, value)
+        while len(self) > _PREPARED_KEPT:
+            self.popitem(last=False)
+
+
 class ConsumerLoop(Generic[D]):
     """Consumes the topics its handlers need and applies each event exactly once.
 
@@ -81,7 +99,7 @@ class ConsumerLoop(Generic[D]):
         events_per_transaction: int | None = None,
         world_first: WorldFirst | None = None,
         ingest_share: float = INGEST_SHARE,
-        concurrent_ingest: bool = False,
+        beside: Iterable[Lane] = (),
         paces_steps: bool = True,
     ) -> None:
         unknown = set(handlers) - set(EVENT_TYPES)
@@ -107,10 +125,15 @@ class ConsumerLoop(Generic[D]):
         self.world_first = world_first
         # The share of this consumer's time ingest may take while the world's events keep coming.
         self.ingest_share = ingest_share
-        # Handle an ingest batch beside the other lanes' (for handlers that wait on other services, whose
-        # ingest batch would otherwise hold the world's next event for as long as those calls take). The
-        # handlers must be safe to run concurrently for different events (planning locks each NPC).
-        self.concurrent_ingest = concurrent_ingest
+        # Lanes whose batch is handled beside the other lanes' (for handlers that wait on other services,
+        # whose batch of that lane would otherwise hold the world's next event for as long as those calls
+        # take: planning's ingest reactions, dialogue's replies to players). One such batch at a time; the
+        # handlers must be safe to run concurrently for different events (planning locks each NPC), and what
+        # they prepare is kept in a ``Prepared``.
+        unknown_lanes = set(beside) - set(LANES)
+        if unknown_lanes or "world" in set(beside):
+            raise ValueError(f"only other lanes than the world's are handled beside it, got {sorted(beside)}")
+        self.beside = frozenset(rank(lane) for lane in beside)
         # False: stepped clocks do not wait for this consumer (see ``Heartbeat``).
         self.paces_steps = paces_steps
         self.store = EventStore()
@@ -195,11 +218,11 @@ class ConsumerLoop(Generic[D]):
     ) -> None:
         """Poll, then handle the best lane's records first (``npcworld.messaging.lanes``): with one lane only,
         each poll is handled whole, in store order, as one batch. Ingest is paced while the world is
-        active; with ``concurrent_ingest`` an ingest batch is handled beside the other lanes' batches."""
+        active; a batch of a lane in ``beside`` is handled beside the other lanes' batches."""
         queue: LaneQueue[KafkaRecord] = LaneQueue(self._is_work)
         pacer = IngestPacer(self.ingest_share)
         paused = False
-        aside: _Aside | None = None  # the ingest batch handled beside the others
+        aside: _Aside | None = None  # the batch handled beside the others
         try:
             while not stop.is_set() and not rotated.is_set():
                 if aside is not None and aside.task.done():
@@ -211,14 +234,15 @@ class ConsumerLoop(Generic[D]):
                 queue.keep_only(consumer.assignment())
                 paused = self._flow(consumer, len(queue), paused)
                 self._report_lag(consumer)
-                records = queue.take(self.max_records, ingest=aside is None and pacer.wait() == 0)
+                busy = frozenset({aside.lane}) if aside is not None else frozenset()
+                records = queue.take(self.max_records, ingest=pacer.wait() == 0, skip=busy)
                 lane = lane_of(records[0]) if records else None  # a batch is of one lane
                 self._tell((bool(records) and rank(lane) < rank("ingest")) or queue.urgent())
                 if not records:
                     continue
                 task = asyncio.create_task(self._handle_in_lane(records, lane, dead))
-                if self.concurrent_ingest and rank(lane) == rank("ingest"):
-                    aside = _Aside(task, records, time.monotonic())
+                if rank(lane) in self.beside:
+                    aside = _Aside(task, records, time.monotonic(), rank(lane))
                     continue
                 await self._finish(consumer, queue, pacer, records, time.monotonic(), task)
         except _Abandoned:
@@ -229,12 +253,13 @@ class ConsumerLoop(Generic[D]):
 
     @staticmethod
     def _wait_ms(queue: LaneQueue[KafkaRecord], pacer: IngestPacer, aside: _Aside | None) -> int:
-        """How long a poll may wait for records: not at all while a chat's or the world's wait, briefly while
-        a batch runs beside (to see it end), until ingest's pace allows, else a fifth of a second."""
-        if queue.urgent():
-            return 0
+        """How long a poll may wait for records: briefly while a batch runs beside (to see it end; what else
+        waits was taken), not at all while a chat's or the world's wait, until ingest's pace allows, else a
+        fifth of a second."""
         if aside is not None:
             return 50
+        if queue.urgent():
+            return 0
         return min(200, int(pacer.wait() * 1000)) if len(queue) else 200
 
     async def _handle_in_lane(self, records: list[KafkaRecord], lane: str | None, dead: DeadLetterer) -> None:
@@ -484,6 +509,7 @@ class _Aside:
     task: asyncio.Task[None]
     records: list[KafkaRecord]
     started: float
+    lane: int  # its lane's rank
 
 
 class _Abandoned(Exception):

@@ -4,12 +4,14 @@ committing offsets only up to a partition's first record it has not handled."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import pytest
 from aiokafka import TopicPartition
 from aiokafka.structs import ConsumerRecord
 
 from npcworld.lanes import WorldFirst, handling_lane, is_player_traffic, rank
+from npcworld.messaging import Prepared
 from npcworld.messaging.lanes import IngestPacer, LaneQueue, lane_of
 
 Record = ConsumerRecord[bytes, bytes]
@@ -188,3 +190,30 @@ def test_while_the_world_waits_a_chats_batch_is_a_small_chunk() -> None:
     queue = LaneQueue(ingest_chunk=8)
     queue.add({P1: chats, P0: [record(P0, 0, seq=100, lane="world")]})
     assert len(queue.take(500)) == 8
+
+
+def test_while_chats_are_handled_beside_the_world_the_world_is_taken_and_no_second_chat_batch() -> None:
+    chats = [record(P1, i, seq=10 + i, lane="interactive") for i in range(3)]
+    tick = record(P0, 0, seq=20, lane="world")
+    queue: LaneQueue[Record] = LaneQueue(ingest_chunk=2)
+    queue.add({P1: chats, P0: [tick]})
+    beside = queue.take(500)
+    assert beside == chats[:2]  # the world waits: a chunk
+    busy = frozenset({rank("interactive")})
+    assert queue.take(500, skip=busy) == [tick]  # the world's tick is not held by the chats in hand
+    assert queue.take(500, skip=busy) == []  # the third chat waits for the batch beside to end
+    queue.done([tick])
+    queue.done(beside)
+    assert queue.take(500) == chats[2:]
+
+
+def test_prepared_work_of_one_batch_survives_another_batch_and_old_entries_are_forgotten() -> None:
+    prepared = Prepared()
+    chat = uuid.uuid4()
+    prepared[chat] = "reply"
+    for _ in range(2000):  # other batches come and go meanwhile
+        prepared[uuid.uuid4()] = "line"
+    assert len(prepared) == 1024 and chat not in prepared  # bounded: the oldest went first
+    prepared[chat] = "reply"
+    prepared[uuid.uuid4()] = "line"
+    assert prepared.pop(chat, None) == "reply"
