@@ -82,11 +82,14 @@ def run_simulation(cfg: SimulationConfig, progress: Progress | None = None) -> d
         try:
             state = stack.up()
             memory_port = _free_port()  # a private memory API: a live backend may use 8101
+            webhooks_port = _free_port()  # and a private delivery log (8102)
             env = {
                 **state.client_env(dict(os.environ)),
                 "MEMORY_API_HOST": "127.0.0.1",
                 "MEMORY_API_PORT": str(memory_port),
                 "MEMORY_API_URL": f"http://127.0.0.1:{memory_port}",
+                "WEBHOOKS_API_PORT": str(webhooks_port),
+                "WEBHOOKS_API_URL": f"http://127.0.0.1:{webhooks_port}",
                 "NPCWORLD_SEED": str(cfg.seed),
                 "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
                 STACK_MARKER: str(home.resolve()),

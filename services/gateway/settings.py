@@ -16,6 +16,8 @@ class Settings(CommonSettings):
 
     max_page_size: int = Field(default=500, ge=1, le=10000)
     memory_api_url: str = Field(default="http://127.0.0.1:8101", pattern=r"^https?://")  # MEMORY_API_URL
+    # WEBHOOKS_API_URL: the webhooks service's internal API, which keeps the delivery log.
+    webhooks_api_url: str = Field(default="http://127.0.0.1:8102", pattern=r"^https?://")
     gateway_rate_limit_per_second: float = Field(
         default=50.0, gt=0, description="default refill rate per key"
     )

@@ -24,7 +24,7 @@ _SETTLED = "age(xmin) > age(pg_snapshot_xmin(pg_current_snapshot())::xid)"
 # Events in (lo, hi] to every matching subscription that started before them; the subscriptions' own events
 # are folded (services/webhooks/subscriptions.py), never delivered.
 _FAN_OUT = """
-INSERT INTO gw_deliveries (webhook_id, tenant_id, world_id, event_id, seq, event_type)
+INSERT INTO wh_deliveries (webhook_id, tenant_id, world_id, event_id, seq, event_type)
 SELECT s.webhook_id, e.tenant_id, e.world_id, e.event_id, e.seq, e.type
 FROM events e JOIN wh_subscriptions s ON s.tenant_id = e.tenant_id AND s.world_id = e.world_id
 WHERE e.seq > %(lo)s AND e.seq <= %(hi)s AND e.seq > s.from_seq AND s.active
@@ -36,14 +36,14 @@ ON CONFLICT (webhook_id, event_id) DO NOTHING
 # it was asked for already folded, so it goes out with the subscription as it was then.
 _DUE = """
 status = 'pending' AND next_attempt_at <= now()
-AND redrive_after_seq <= (SELECT seq FROM gw_dispatch_cursor WHERE name = 'webhooks')
-AND EXISTS (SELECT 1 FROM wh_subscriptions s WHERE s.webhook_id = gw_deliveries.webhook_id)
+AND redrive_after_seq <= (SELECT seq FROM wh_dispatch_cursor WHERE name = 'webhooks')
+AND EXISTS (SELECT 1 FROM wh_subscriptions s WHERE s.webhook_id = wh_deliveries.webhook_id)
 """
 # A claim moves next_attempt_at past the attempt's deadline: if this process dies mid-attempt, the
 # row becomes due again once the lease lapses, so nothing is lost.
 _CLAIM = f"""
-UPDATE gw_deliveries d SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => %s)
-FROM (SELECT delivery_id FROM gw_deliveries WHERE {_DUE}
+UPDATE wh_deliveries d SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => %s)
+FROM (SELECT delivery_id FROM wh_deliveries WHERE {_DUE}
       ORDER BY next_attempt_at LIMIT %s FOR UPDATE SKIP LOCKED) due,
      wh_subscriptions s, egress_secrets x, events e
 WHERE d.delivery_id = due.delivery_id AND s.webhook_id = d.webhook_id AND x.owner_id = d.webhook_id
@@ -77,7 +77,7 @@ class DispatchRepository:
 
         Run in one transaction: the cursor row lock keeps concurrent dispatchers from double work.
         """
-        cur = await self.conn.execute("SELECT seq FROM gw_dispatch_cursor WHERE name = 'webhooks' FOR UPDATE")
+        cur = await self.conn.execute("SELECT seq FROM wh_dispatch_cursor WHERE name = 'webhooks' FOR UPDATE")
         row = await cur.fetchone()
         assert row is not None, "migration 0030 creates the dispatch cursor"
         start = int(row[0])
@@ -91,7 +91,7 @@ class DispatchRepository:
             upto, passed = int(seq), passed + 1
         if passed:
             await self._fold_and_fan_out(start, upto)
-            await self.conn.execute("UPDATE gw_dispatch_cursor SET seq = %s WHERE name = 'webhooks'", (upto,))
+            await self.conn.execute("UPDATE wh_dispatch_cursor SET seq = %s WHERE name = 'webhooks'", (upto,))
         return passed
 
     async def _fold_and_fan_out(self, start: int, upto: int) -> None:
@@ -109,7 +109,7 @@ class DispatchRepository:
             event = stored.envelope
             if isinstance(event.payload, WebhookDeleted) and event.forked_from is None:
                 await self.conn.execute(
-                    "UPDATE gw_deliveries SET status = 'failed', last_error = 'webhook deleted'"
+                    "UPDATE wh_deliveries SET status = 'failed', last_error = 'webhook deleted'"
                     " WHERE webhook_id = %s AND status = 'pending'",
                     (event.payload.webhook_id,),
                 )
@@ -136,12 +136,12 @@ class DispatchRepository:
         """Log the attempt and move the delivery on, unless a redelivery reset it meanwhile."""
         status_code, error, duration_ms = result
         await self.conn.execute(
-            "INSERT INTO gw_delivery_attempts (delivery_id, attempt, status_code, error, duration_ms)"
+            "INSERT INTO wh_delivery_attempts (delivery_id, attempt, status_code, error, duration_ms)"
             " VALUES (%s, %s, %s, %s, %s)",
             (claimed.delivery_id, claimed.attempt, status_code, error, duration_ms),
         )
         await self.conn.execute(
-            "UPDATE gw_deliveries SET status = %s, last_status_code = %s, last_error = %s,"
+            "UPDATE wh_deliveries SET status = %s, last_status_code = %s, last_error = %s,"
             " next_attempt_at = now() + make_interval(secs => %s),"
             " delivered_at = CASE WHEN %s = 'delivered' THEN now() END"
             " WHERE delivery_id = %s AND attempts = %s AND status = 'pending'",
@@ -158,7 +158,7 @@ class DispatchRepository:
 
     async def seconds_to_next_due(self) -> float | None:
         cur = await self.conn.execute(
-            f"SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM gw_deliveries WHERE {_DUE}"
+            f"SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM wh_deliveries WHERE {_DUE}"
         )
         row = await cur.fetchone()
         return None if row is None or row[0] is None else max(0.0, float(row[0]))

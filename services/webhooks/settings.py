@@ -21,6 +21,8 @@ class Settings(CommonSettings):
     webhook_poll_seconds: float = Field(default=1.0, gt=0, le=60)
     webhook_concurrency: int = Field(default=16, ge=1, le=500)
     webhook_fanout_batch: int = Field(default=1000, ge=1, le=100000)
+    webhooks_api_host: str = Field(default="127.0.0.1", min_length=1, validation_alias="WEBHOOKS_API_HOST")
+    webhooks_api_port: int = Field(default=8102, ge=0, le=65535, validation_alias="WEBHOOKS_API_PORT")
     webhook_allow_hosts: AllowHostsSetting = Field(
         default="",
         description="host names, IPs or CIDRs (comma-separated) deliveries may reach despite the egress"

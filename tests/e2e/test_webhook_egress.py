@@ -12,6 +12,7 @@ import pytest
 
 from services.webhooks.consumer import serve
 from services.webhooks.settings import Settings
+from tests.e2e.dispatching import gateway_url, webhooks_api_port  # noqa: F401  (fixtures)
 from tests.e2e.receiver import Receiver
 from tests.infra import BrokerForTests
 from tests.polling import eventually
@@ -74,12 +75,15 @@ async def test_non_public_receivers_are_refused_naming_url_and_the_secret_is_sho
 
 
 @pytest.fixture
-async def strict_dispatcher(database_url: str, broker: BrokerForTests) -> AsyncIterator[None]:
+async def strict_dispatcher(
+    database_url: str, broker: BrokerForTests, webhooks_api_port: int  # noqa: F811
+) -> AsyncIterator[None]:
     """A dispatcher with the default (empty) allow-list, while the suite's gateway allows ``localhost``."""
     settings = Settings(
         database_url=database_url,
         kafka_bootstrap_servers=broker.bootstrap,
         webhook_allow_hosts="",
+        webhooks_api_port=webhooks_api_port,
         webhook_backoff_base_seconds=0.05,
         webhook_poll_seconds=0.05,
     )

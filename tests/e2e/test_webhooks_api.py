@@ -14,6 +14,7 @@ from psycopg_pool import AsyncConnectionPool
 from services.webhooks.consumer import serve
 from services.webhooks.domain import verify
 from services.webhooks.settings import Settings
+from tests.e2e.dispatching import gateway_url, webhooks_api_port  # noqa: F401  (fixtures)
 from tests.e2e.receiver import Receiver
 from tests.infra import BrokerForTests
 from tests.integration.world_state.support import running_pipeline
@@ -31,10 +32,13 @@ async def receiver() -> AsyncIterator[Receiver]:
 
 
 @pytest.fixture
-async def dispatcher(database_url: str, broker: BrokerForTests) -> AsyncIterator[None]:
+async def dispatcher(
+    database_url: str, broker: BrokerForTests, webhooks_api_port: int  # noqa: F811
+) -> AsyncIterator[None]:
     settings = Settings(
         database_url=database_url,
         kafka_bootstrap_servers=broker.bootstrap,
+        webhooks_api_port=webhooks_api_port,
         webhook_backoff_base_seconds=0.05,
         webhook_max_attempts=4,
         webhook_poll_seconds=0.05,

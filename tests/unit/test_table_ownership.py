@@ -34,14 +34,12 @@ _GW = {
     # The gateway's read models of the simulation, folded from events (services/gateway/handlers.py).
     "gw_clocks": "gateway", "gw_world_starts": "gateway", "gw_trees": "gateway", "gw_objects": "gateway",
     "gw_npcs": "gateway", "gw_known_places": "gateway", "gw_plans": "gateway", "gw_relationships": "gateway",
+    # The webhooks service's tables under their first names (wh_deliveries, ... since migration 0116).
     "gw_deliveries": "webhooks", "gw_delivery_attempts": "webhooks", "gw_dispatch_cursor": "webhooks",
 }
 
 # (code, table) crossings still to remove, and where each goes next.
 KNOWN: dict[tuple[str, str], str] = {
-    # Delivery listing and redrive: to an endpoint of the webhooks service, or events it consumes.
-    ("gateway", "gw_deliveries"): "webhooks service",
-    ("gateway", "gw_delivery_attempts"): "webhooks service",
 }
 
 

@@ -6,20 +6,13 @@ from services.gateway.repository._idempotency import IdempotencyRecord, Idempote
 from services.gateway.repository._keys import SCOPES, ApiKey, KeyRecord, KeyRepository, TenantRecord, hash_key
 from services.gateway.repository._usage import UsageRepository, UsageRow
 from services.gateway.repository._views import VIEW_TABLES, ViewRepository
-from services.gateway.repository._webhooks import (
-    AttemptRecord,
-    DeliveryRecord,
-    WebhookRecord,
-    WebhookRepository,
-)
+from services.gateway.repository._webhooks import WebhookRecord, WebhookRepository
 from services.gateway.repository._worlds import GatewayRepository
 
 __all__ = [
     "SCOPES",
     "VIEW_TABLES",
     "ApiKey",
-    "AttemptRecord",
-    "DeliveryRecord",
     "EventReader",
     "GatewayRepository",
     "IdempotencyRecord",

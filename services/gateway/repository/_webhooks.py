@@ -1,7 +1,8 @@
-"""Webhook subscriptions as the gateway registered them, and their delivery log as the API sees it.
+"""Webhook subscriptions as the gateway registered them.
 
 The webhooks service learns of subscriptions from the events the routes append beside these rows (it folds
-them into its own table); signing secrets are kept by ``npcworld.egress.secrets``, never here.
+them into its own table) and keeps the delivery log, which the routes read over its internal API; signing
+secrets are kept by ``npcworld.egress.secrets``, never here.
 """
 
 from __future__ import annotations
@@ -9,20 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from uuid import UUID
 
 from psycopg import AsyncConnection
 
 from npcworld.errors import NotFoundError
 from npcworld.ids import new_id
 
-__all__ = ["AttemptRecord", "DeliveryRecord", "WebhookRecord", "WebhookRepository"]
+__all__ = ["WebhookRecord", "WebhookRepository"]
 
 _HOOK = "webhook_id, world_id, url, event_types, description, active, created_at"
-_DELIVERY = (
-    "delivery_id, webhook_id, event_id, seq, event_type, status, attempts, next_attempt_at,"
-    " last_status_code, last_error, created_at, delivered_at"
-)
 
 
 @dataclass(frozen=True)
@@ -34,31 +30,6 @@ class WebhookRecord:
     description: str
     active: bool
     created_at: datetime
-
-
-@dataclass(frozen=True)
-class DeliveryRecord:
-    delivery_id: int
-    webhook_id: str
-    event_id: UUID
-    seq: int
-    event_type: str
-    status: str
-    attempts: int
-    next_attempt_at: datetime
-    last_status_code: int | None
-    last_error: str | None
-    created_at: datetime
-    delivered_at: datetime | None
-
-
-@dataclass(frozen=True)
-class AttemptRecord:
-    attempt: int
-    status_code: int | None
-    error: str | None
-    duration_ms: float
-    attempted_at: datetime
 
 
 class WebhookRepository:
@@ -125,45 +96,6 @@ class WebhookRepository:
         await self.conn.execute(
             "UPDATE gw_webhooks SET deleted_at = now(), active = false WHERE webhook_id = %s", (webhook_id,)
         )
-
-    async def deliveries(
-        self, webhook_id: str, status: str | None, after: int, limit: int
-    ) -> list[DeliveryRecord]:
-        await self.get(webhook_id)
-        cur = await self.conn.execute(
-            f"SELECT {_DELIVERY} FROM gw_deliveries WHERE webhook_id = %s AND delivery_id > %s"
-            " AND (%s::text IS NULL OR status = %s) ORDER BY delivery_id LIMIT %s",
-            (webhook_id, after, status, status, limit),
-        )
-        return [DeliveryRecord(*r) for r in await cur.fetchall()]
-
-    async def delivery(self, webhook_id: str, delivery_id: int) -> tuple[DeliveryRecord, list[AttemptRecord]]:
-        await self.get(webhook_id)
-        cur = await self.conn.execute(
-            f"SELECT {_DELIVERY} FROM gw_deliveries WHERE webhook_id = %s AND delivery_id = %s",
-            (webhook_id, delivery_id),
-        )
-        row = await cur.fetchone()
-        if row is None:
-            raise NotFoundError(f"delivery {delivery_id} not found")
-        cur = await self.conn.execute(
-            "SELECT attempt, status_code, error, duration_ms, attempted_at FROM gw_delivery_attempts"
-            " WHERE delivery_id = %s ORDER BY attempted_at, attempt",
-            (delivery_id,),
-        )
-        return DeliveryRecord(*row), [AttemptRecord(*r) for r in await cur.fetchall()]
-
-    async def redeliver(self, webhook_id: str, delivery_id: int) -> DeliveryRecord:
-        """Queue a delivery again now, with a fresh attempt budget (its attempt log is kept); it goes out once
-        the dispatcher has folded every event stored before this (a URL just changed is the one used)."""
-        await self.delivery(webhook_id, delivery_id)
-        await self.conn.execute(
-            "UPDATE gw_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now(),"
-            " delivered_at = NULL, redrive_after_seq = (SELECT coalesce(max(seq), 0) FROM events)"
-            " WHERE delivery_id = %s",
-            (delivery_id,),
-        )
-        return (await self.delivery(webhook_id, delivery_id))[0]
 
 
 def _hook(row: tuple[Any, ...]) -> WebhookRecord:

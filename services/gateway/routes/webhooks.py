@@ -25,12 +25,13 @@ from npcworld.contracts import (
     WebhookRegistered,
     WebhookSubscription,
 )
+from npcworld.delivery_log import AttemptView, DeliveryView, HttpDeliveryLog
 from npcworld.egress import check_url, new_secret, store_secret
 from npcworld.errors import EgressRefusedError, ValidationError
 from npcworld.eventstore import EventStore, UnitOfWork
 from services.gateway.deps import Reader, Writer, live_world
 from services.gateway.pagination import CursorParam, LimitParam, Page, decode_cursor, next_cursor
-from services.gateway.repository import AttemptRecord, DeliveryRecord, WebhookRecord, WebhookRepository
+from services.gateway.repository import WebhookRecord, WebhookRepository
 from services.gateway.routes._appending import append_at_end
 
 __all__ = ["router"]
@@ -122,12 +123,12 @@ def _hook(r: WebhookRecord) -> WebhookOut:
     )
 
 
-def _delivery(r: DeliveryRecord) -> DeliveryOut:
+def _delivery(r: DeliveryView) -> DeliveryOut:
     fields = {k: getattr(r, k) for k in DeliveryOut.model_fields}
     return DeliveryOut(**fields | {"next_attempt_at": r.next_attempt_at if r.status == "pending" else None})
 
 
-def _attempt(a: AttemptRecord) -> AttemptOut:
+def _attempt(a: AttemptView) -> AttemptOut:
     return AttemptOut(
         attempt=a.attempt,
         status_code=a.status_code,
@@ -240,10 +241,8 @@ async def list_deliveries(
 ) -> Page[DeliveryOut]:
     """The delivery log, oldest first."""
     after = decode_cursor("deliveries", cursor, 0)
-    async with request.app.state.pool.connection() as conn:
-        rows = await WebhookRepository(conn, key.tenant_id, world_id).deliveries(
-            webhook_id, status, after, limit
-        )
+    scope = await _owned(request, key.tenant_id, world_id, webhook_id)
+    rows = await _log(request).deliveries(scope, status, after, limit)
     return Page[DeliveryOut](
         items=[_delivery(d) for d in rows],
         next_cursor=next_cursor("deliveries", rows, limit, rows[-1].delivery_id if rows else 0),
@@ -254,11 +253,10 @@ async def list_deliveries(
 async def get_delivery(
     world_id: str, webhook_id: str, delivery_id: DeliveryId, key: Reader, request: Request
 ) -> DeliveryDetail:
-    async with request.app.state.pool.connection() as conn:
-        row, attempts = await WebhookRepository(conn, key.tenant_id, world_id).delivery(
-            webhook_id, delivery_id
-        )
-    return DeliveryDetail(**_delivery(row).model_dump(), attempt_log=[_attempt(a) for a in attempts])
+    scope = await _owned(request, key.tenant_id, world_id, webhook_id)
+    found = await _log(request).delivery(scope, delivery_id)
+    attempts = [_attempt(a) for a in found.attempts]
+    return DeliveryDetail(**_delivery(found.delivery).model_dump(), attempt_log=attempts)
 
 
 @router.post(
@@ -268,6 +266,19 @@ async def redeliver(
     world_id: str, webhook_id: str, delivery_id: DeliveryId, key: Writer, request: Request
 ) -> DeliveryOut:
     """Queue the delivery again now (the same event_id, so receivers can dedupe)."""
-    async with request.app.state.pool.connection() as conn, conn.transaction():
-        row = await WebhookRepository(conn, key.tenant_id, world_id).redeliver(webhook_id, delivery_id)
-    return _delivery(row)
+    scope = await _owned(request, key.tenant_id, world_id, webhook_id)
+    return _delivery(await _log(request).redeliver(scope, delivery_id))
+
+
+async def _owned(request: Request, tenant_id: str, world_id: str, webhook_id: str) -> tuple[str, str, str]:
+    """The caller's subscription as (tenant, world, webhook) for the delivery log; 404 when it is not."""
+    async with request.app.state.pool.connection() as conn:
+        await WebhookRepository(conn, tenant_id, world_id).get(webhook_id)
+    return tenant_id, world_id, webhook_id
+
+
+def _log(request: Request) -> HttpDeliveryLog:
+    log = getattr(request.app.state, "delivery_log", None)
+    if log is None:
+        log = request.app.state.delivery_log = HttpDeliveryLog(request.app.state.settings.webhooks_api_url)
+    return log

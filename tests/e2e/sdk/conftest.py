@@ -18,7 +18,7 @@ from services.webhooks.consumer import serve
 from services.webhooks.settings import Settings
 from tests.e2e.conftest import _tenant, running_gateway
 from tests.e2e.receiver import Receiver
-from tests.infra import BrokerForTests
+from tests.infra import BrokerForTests, free_port
 from tests.integration.conftest import broker, database_url, postgres  # noqa: F401
 from tests.integration.dialogue.support import Stack, running_dialogue, seeded
 from tests.integration.dialogue.support import Town as DialogueTown
@@ -49,9 +49,11 @@ async def backend(
 ) -> AsyncIterator[Backend]:
     receiver = Receiver(fail_first=0).start()
     stop = asyncio.Event()
+    webhooks_api = free_port()  # the delivery log, read by the gateway below
     settings = Settings(
         database_url=database_url,
         kafka_bootstrap_servers=broker.bootstrap,
+        webhooks_api_port=webhooks_api,
         webhook_backoff_base_seconds=0.05,
         webhook_poll_seconds=0.05,
     )
@@ -66,7 +68,8 @@ async def backend(
         services.push_async_exit(dialogue.__aexit__)
         services.push_async_exit(pipeline.__aexit__)
         gateway = running_gateway(
-            database_url, broker, MEMORY_API_URL=stack.memory.base_url, GATEWAY_OPERATOR_KEY=OPERATOR_KEY
+            database_url, broker, MEMORY_API_URL=stack.memory.base_url, GATEWAY_OPERATOR_KEY=OPERATOR_KEY,
+            WEBHOOKS_API_URL=f"http://127.0.0.1:{webhooks_api}",
         )
         gateway_url = await asyncio.to_thread(gateway.__enter__)
         services.push(gateway.__exit__)

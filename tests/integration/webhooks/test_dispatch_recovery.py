@@ -74,7 +74,7 @@ async def test_a_sequence_number_committed_late_is_neither_skipped_by_fan_out_no
     assert await _drain(pool) == 2
     async with pool.connection() as conn:
         cur = await conn.execute(
-            "SELECT event_id::text FROM gw_deliveries WHERE world_id = %s ORDER BY seq", (world,)
+            "SELECT event_id::text FROM wh_deliveries WHERE world_id = %s ORDER BY seq", (world,)
         )
         assert [r[0] for r in await cur.fetchall()] == [early, late]
         streamed = await EventReader(conn).settled_after(
@@ -111,7 +111,7 @@ async def test_a_delivery_claimed_by_a_dispatcher_that_died_is_sent_after_its_le
     assert acked[0].json["event_id"] == event_id
     async with pool.connection() as conn:
         cur = await conn.execute(
-            "SELECT status, attempts FROM gw_deliveries WHERE delivery_id = %s", (claimed.delivery_id,)
+            "SELECT status, attempts FROM wh_deliveries WHERE delivery_id = %s", (claimed.delivery_id,)
         )
         assert await cur.fetchone() == ("delivered", 2)
 

@@ -38,7 +38,7 @@ async def _drain(pool: AsyncConnectionPool) -> None:
 async def _deliveries(pool: AsyncConnectionPool, webhook_id: str) -> list[tuple[str, str]]:
     async with pool.connection() as conn:
         cur = await conn.execute(
-            "SELECT event_id::text, status FROM gw_deliveries WHERE webhook_id = %s ORDER BY seq",
+            "SELECT event_id::text, status FROM wh_deliveries WHERE webhook_id = %s ORDER BY seq",
             (webhook_id,),
         )
         return [(r[0], r[1]) for r in await cur.fetchall()]

@@ -92,7 +92,7 @@ async def test_webhooks_from_before_the_events_keep_their_start_secret_and_deliv
         async with pool.connection() as aconn, aconn.transaction():
             await DispatchRepository(aconn).fan_out(1000)
         async with pool.connection() as aconn:
-            cur = await aconn.execute("SELECT webhook_id, event_id FROM gw_deliveries")
+            cur = await aconn.execute("SELECT webhook_id, event_id FROM wh_deliveries")
             assert await cur.fetchall() == [("wh-live", waiting)]
         assert await differences(pool, PROJECTION) == []  # the backfilled events rebuild the same rows
     finally:
