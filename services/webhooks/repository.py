@@ -32,13 +32,15 @@ WHERE e.seq > %(lo)s AND e.seq <= %(hi)s AND e.seq > s.from_seq AND s.active
 ORDER BY e.seq
 ON CONFLICT (webhook_id, event_id) DO NOTHING
 """
-# Due: pending, its time come, its subscription still there, and (a redelivery) every event stored before
-# it was asked for already folded, so it goes out with the subscription as it was then.
-_DUE = """
-status = 'pending' AND next_attempt_at <= now()
+# Waiting to be sent: pending, its subscription (and secret) still there, and (a redelivery) every event
+# stored before it was asked for already folded, so it goes out with the subscription as it was then.
+_WAITING = """
+status = 'pending'
 AND redrive_after_seq <= (SELECT seq FROM wh_dispatch_cursor WHERE name = 'webhooks')
 AND EXISTS (SELECT 1 FROM wh_subscriptions s WHERE s.webhook_id = wh_deliveries.webhook_id)
+AND EXISTS (SELECT 1 FROM egress_secrets x WHERE x.owner_id = wh_deliveries.webhook_id)
 """
+_DUE = f"{_WAITING} AND next_attempt_at <= now()"
 # A claim moves next_attempt_at past the attempt's deadline: if this process dies mid-attempt, the
 # row becomes due again once the lease lapses, so nothing is lost.
 _CLAIM = f"""
@@ -158,7 +160,7 @@ class DispatchRepository:
 
     async def seconds_to_next_due(self) -> float | None:
         cur = await self.conn.execute(
-            f"SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM wh_deliveries WHERE {_DUE}"
+            f"SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM wh_deliveries WHERE {_WAITING}"
         )
         row = await cur.fetchone()
         return None if row is None or row[0] is None else max(0.0, float(row[0]))

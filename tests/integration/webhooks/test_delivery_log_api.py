@@ -1,6 +1,7 @@
 """The webhooks service's internal API serves a subscription's delivery log to the gateway's client: only
 with the service credential when one is set, only for the tenant, world and subscription named, and a
-redelivery waits until the dispatcher has folded every event stored before it."""
+redelivery waits until the dispatcher has folded every event stored before it (and is not waited for
+until then), while a retry's time is waited for."""
 
 from __future__ import annotations
 
@@ -73,9 +74,13 @@ async def test_the_log_is_the_named_subscriptions_and_a_redelivery_waits_for_the
         assert (again.status, again.attempts) == ("pending", 0)
         async with pool.connection() as conn:
             assert await DispatchRepository(conn).claim_due(10, 30.0) == []  # the change is not folded yet
+            assert await DispatchRepository(conn).seconds_to_next_due() is None  # nor waited for
         await _drain(pool)
         async with pool.connection() as conn:
+            assert await DispatchRepository(conn).seconds_to_next_due() == 0.0
             [claimed] = await DispatchRepository(conn).claim_due(10, 30.0)
+            lease = await DispatchRepository(conn).seconds_to_next_due()  # due again when the lease lapses
+            assert lease is not None and 20.0 < lease <= 30.0
         assert claimed.delivery_id == delivery.delivery_id and claimed.url == moved.url
         detail = await log.delivery(mine, delivery.delivery_id)
         assert detail.delivery.attempts == 1 and detail.attempts == ()
