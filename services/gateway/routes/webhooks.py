@@ -27,7 +27,7 @@ from npcworld.contracts import (
 )
 from npcworld.delivery_log import AttemptView, DeliveryView, HttpDeliveryLog
 from npcworld.egress import check_url, new_secret, store_secret
-from npcworld.errors import EgressRefusedError, ValidationError
+from npcworld.errors import EgressRefusedError, NotFoundError, ValidationError
 from npcworld.eventstore import EventStore, UnitOfWork
 from services.gateway.deps import Reader, Writer, live_world
 from services.gateway.pagination import CursorParam, LimitParam, Page, decode_cursor, next_cursor
@@ -155,10 +155,11 @@ def _subscription(r: WebhookRecord) -> WebhookSubscription:
 
 async def _announce(conn: AsyncConnection[Any], tenant_id: str, world_id: str, webhook_id: str,
                     change: EventPayload) -> None:
-    """Append the subscription's change to its stream, stamped with the world's latest time."""
-    state = await live_world(conn, tenant_id, world_id)
-    when = await WebhookRepository(conn, tenant_id, world_id).world_time() or state.start_time
-    assert when is not None
+    """Append the subscription's change to its stream, stamped with the latest world time of the world's
+    events (a subscription exists only in a world that has some)."""
+    when = await WebhookRepository(conn, tenant_id, world_id).world_time()
+    if when is None:
+        raise NotFoundError(f"world {world_id!r} not found")
     uow = UnitOfWork(conn, EventStore())
     event = uow.new_event(change, tenant_id=tenant_id, world_id=world_id, world_time=when)
     await append_at_end(uow, f"webhook-{webhook_id}", event)
