@@ -35,6 +35,7 @@ from launcher.embedded import EmbeddedStack
 from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
 from launcher.embedded.rotation import BrokerRotation
 from launcher.instances import instance_name
+from launcher.private_ports import private_api_env
 from launcher.supervisor import SERVICE_MODULES, ProcessGroup, process_commands, rotate_group_broker
 from npcworld.contracts import ClockChanged, EventPayload, WorldCreated
 from npcworld.db import open_pool
@@ -52,12 +53,9 @@ def run(npcs: int, seed: int, speed: float | None, span: float, work: Path) -> d
     home = work / "stack"
     stack = EmbeddedStack(home, kafka_port=_free_port())
     state = stack.up()
-    memory_port = _free_port()  # as npcworld simulate: the stack is private, so is its memory API
     env = {
         **state.client_env(dict(os.environ)),
-        "MEMORY_API_HOST": "127.0.0.1",
-        "MEMORY_API_PORT": str(memory_port),
-        "MEMORY_API_URL": f"http://127.0.0.1:{memory_port}",
+        **private_api_env(),  # as npcworld simulate: the stack is private, so are its internal APIs
         "NPCWORLD_SEED": str(seed),
         "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
     }

@@ -35,6 +35,7 @@ import psycopg
 from bench._stack import _free_port, unwind_on_term
 from bench._town_clients import LoadPlan, check_events, check_replies, drive, summarise
 from bench._town_watch import Backlog, ProcessCpu
+from launcher.private_ports import private_api_env
 
 WORLD = "brindle-hollow"
 
@@ -52,9 +53,9 @@ class Town:
         self.key = ""
 
     def __enter__(self) -> Town:
-        memory_port = _free_port()  # not 8101: another backend on this machine may use it
+        # Not 8101/8102: another backend on this machine may use them.
         env = {**os.environ, "NPCWORLD_KAFKA_PORT": str(self.kafka_port), "LOG_LEVEL": "WARNING",
-               "MEMORY_API_PORT": str(memory_port), "MEMORY_API_URL": f"http://127.0.0.1:{memory_port}"}
+               **private_api_env()}
         out = (self.home / "run.log").open("wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "launcher.cli", "--home", str(self.home), "run", "--port", str(self.port)]

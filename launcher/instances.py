@@ -16,8 +16,9 @@ process is told all of them (``MEMORY_API_URL`` lists them, and the reader moves
 from __future__ import annotations
 
 import re
-import socket
 from collections.abc import Mapping, Sequence
+
+from launcher.private_ports import free_port
 
 __all__ = ["CONSUMER_PROCESS", "MAX_INSTANCES", "instance_env", "instance_name", "parse_instances"]
 
@@ -72,7 +73,7 @@ def instance_env(
     if memories > 1:
         host = env.get("MEMORY_API_HOST", "127.0.0.1")
         first = env.get("MEMORY_API_PORT", "8101")
-        ports = [first] + [str(_free_port(host)) for _ in range(memories - 1)]
+        ports = [first] + [str(free_port(host)) for _ in range(memories - 1)]
         for index, port in enumerate(ports[1:], start=2):
             own[instance_name(memory_service, index)]["MEMORY_API_PORT"] = port
         reach = "127.0.0.1" if host in ("0.0.0.0", "::") else host
@@ -80,7 +81,3 @@ def instance_env(
     return shared, own
 
 
-def _free_port(host: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((host if host not in ("0.0.0.0", "::") else "127.0.0.1", 0))
-        return int(sock.getsockname()[1])

@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+from launcher.private_ports import private_api_env
 from tests.infra import free_port
 
 
@@ -20,14 +21,11 @@ class Run:
 
     def __init__(self, home: Path, *args: str) -> None:
         self.home, self.port = home, free_port()
-        memory_port = free_port()
         env = {
             **os.environ,
             "NPCWORLD_HOME": str(home),
             "NPCWORLD_KAFKA_PORT": str(free_port()),
-            "MEMORY_API_HOST": "127.0.0.1",
-            "MEMORY_API_PORT": str(memory_port),
-            "MEMORY_API_URL": f"http://127.0.0.1:{memory_port}",
+            **private_api_env(),
         }
         env.pop("DATABASE_URL", None)
         env.pop("KAFKA_BOOTSTRAP_SERVERS", None)

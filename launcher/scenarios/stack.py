@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import socket
 import threading
 import time
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from launcher.embedded import EmbeddedStack
 from launcher.embedded.procs import STACK_MARKER
+from launcher.private_ports import free_port, private_api_env
 from launcher.process_group import ProcessGroup
 from launcher.scenarios.driver import StepError
 from launcher.supervisor import SERVICE_MODULES, process_commands
@@ -31,20 +31,14 @@ _START_TIMEOUT_S = 180.0
 _SERVICES = tuple(s for s in SERVICE_MODULES if s != "webhooks")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class PrivateBackend:
     """Started by ``start``, removed with all its data by ``stop``; ``env`` adds to every process's
     environment (the LLM mode and provider)."""
 
     def __init__(self, root: Path, env: dict[str, str]) -> None:
         self.root = root
-        self.stack = EmbeddedStack(root / "stack", kafka_port=_free_port())
-        self.port = _free_port()
+        self.stack = EmbeddedStack(root / "stack", kafka_port=free_port())
+        self.port = free_port()
         self.extra_env = env
         self.group: ProcessGroup | None = None
         self.database_url = ""
@@ -56,12 +50,9 @@ class PrivateBackend:
     def start(self) -> None:
         state = self.stack.up()
         self.database_url = state.database_url
-        memory_port = _free_port()  # private, like the stack: a live backend may hold the default port
         env = {
             **state.client_env(dict(os.environ)),
-            "MEMORY_API_HOST": "127.0.0.1",
-            "MEMORY_API_PORT": str(memory_port),
-            "MEMORY_API_URL": f"http://127.0.0.1:{memory_port}",
+            **private_api_env(),  # private, like the stack: a live backend may hold the default ports
             "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
             STACK_MARKER: str(self.stack.home),  # what a guardian stops if this run is killed
             **self.extra_env,

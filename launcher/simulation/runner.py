@@ -12,7 +12,6 @@ import json
 import logging
 import os
 import shutil
-import socket
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
 from launcher.embedded.procs import STACK_MARKER
 from launcher.embedded.rotation import BrokerRotation
 from launcher.instances import instance_env, instance_name
+from launcher.private_ports import free_port, private_api_env
 from launcher.run_guard import guarded, stop_leftovers
 from launcher.simulation.eventlog import read_facts
 from launcher.simulation.report import build_report, to_markdown
@@ -60,12 +60,6 @@ class SimulationConfig:
     focus: tuple[str, ...] | None = None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def run_simulation(cfg: SimulationConfig, progress: Progress | None = None) -> dict[str, Any]:
     """Run one simulation on a private stack under ``cfg.out``; returns the report (also written there)."""
     template = load_template(cfg.template)
@@ -77,19 +71,13 @@ def run_simulation(cfg: SimulationConfig, progress: Progress | None = None) -> d
     # run on the same directory waits for (or refuses) the first.
     with guarded(home):
         _fresh(home)
-        stack = EmbeddedStack(home, kafka_port=_free_port())
+        stack = EmbeddedStack(home, kafka_port=free_port())
         group: ProcessGroup | None = None
         try:
             state = stack.up()
-            memory_port = _free_port()  # a private memory API: a live backend may use 8101
-            webhooks_port = _free_port()  # and a private delivery log (8102)
             env = {
                 **state.client_env(dict(os.environ)),
-                "MEMORY_API_HOST": "127.0.0.1",
-                "MEMORY_API_PORT": str(memory_port),
-                "MEMORY_API_URL": f"http://127.0.0.1:{memory_port}",
-                "WEBHOOKS_API_PORT": str(webhooks_port),
-                "WEBHOOKS_API_URL": f"http://127.0.0.1:{webhooks_port}",
+                **private_api_env(),  # a live backend may use the default 8101 and 8102
                 "NPCWORLD_SEED": str(cfg.seed),
                 "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
                 STACK_MARKER: str(home.resolve()),

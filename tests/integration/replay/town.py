@@ -14,6 +14,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from launcher.cli import SERVICES
 from launcher.instances import instance_name
+from launcher.private_ports import private_api_env
 from launcher.supervisor import SERVICE_MODULES, ProcessGroup
 from npcworld.contracts import ClockChanged, EventPayload, WorldCreated
 from npcworld.eventstore import EventStore, UnitOfWork
@@ -23,7 +24,6 @@ from npcworld.projection import Projection
 from npcworld.templates import load_template
 from services.world_state.quiescence import PipelineProbe
 from services.world_state.repository import WorldRepository
-from tests.infra import free_port
 from tests.polling import eventually
 
 TEMPLATE = "brindle-hollow"
@@ -45,15 +45,12 @@ def projections() -> dict[str, Projection]:
 
 
 def service_env(database_url: str, bootstrap: str) -> dict[str, str]:
-    memory_port = free_port()
     return {
         **os.environ,
         "DATABASE_URL": database_url,
         "KAFKA_BOOTSTRAP_SERVERS": bootstrap,
         "KAFKA_FETCH_MAX_WAIT_MS": "20",
-        "MEMORY_API_HOST": "127.0.0.1",
-        "MEMORY_API_PORT": str(memory_port),
-        "MEMORY_API_URL": f"http://127.0.0.1:{memory_port}",
+        **private_api_env(),
         "NPCWORLD_SEED": "1",
         "LOG_LEVEL": "WARNING",
     }
