@@ -24,6 +24,9 @@ __all__ = ["SERVICES", "main"]
 SERVICES = tuple(
     sorted(p.parent.name for p in Path(services.__file__).resolve().parent.glob("*/handlers.py"))
 )
+# Read models kept by a service without consumer handlers, by the module holding their PROJECTION.
+_PROJECTION_MODULES = {"webhooks": "services.webhooks.subscriptions"}
+REPLAYABLE = tuple(sorted({*SERVICES, *_PROJECTION_MODULES}))
 
 
 def _home(ctx: click.Context) -> Path:
@@ -101,7 +104,7 @@ def relay(republish_from: int | None) -> None:
 
 
 @main.command()
-@click.option("--service", "service", type=click.Choice([s for s in SERVICES]), required=True)
+@click.option("--service", "service", type=click.Choice(REPLAYABLE), required=True)
 @click.option("--check", is_flag=True,
               help="Compare a rebuild with the live read model, row for row, and change nothing.")
 def replay(service: str, check: bool) -> None:
@@ -506,7 +509,7 @@ def test_scenarios(scenarios: tuple[Path, ...], llm: str, junit_xml: Path | None
 
 
 def _projection(service: str) -> Any:
-    module = importlib.import_module(f"services.{service}.handlers")
+    module = importlib.import_module(_PROJECTION_MODULES.get(service, f"services.{service}.handlers"))
     projection = getattr(module, "PROJECTION", None)
     if projection is None and callable(builder := getattr(module, "build_projection", None)):
         projection = builder()  # a projection that needs the service's settings (e.g. its embedder)
