@@ -21,7 +21,7 @@ from npcworld.llm.recorder import CallRecorder, CallScope, call_record, result_o
 from npcworld.llm.repository import LLMCallRepository
 from npcworld.llm.request import PreparedCall, prepare
 from npcworld.llm.settings import LLMSettings
-from npcworld.llm.streaming import STREAMED_FIELDS, Sink, current_sink, streaming_to, words
+from npcworld.llm.streaming import STREAMED_FIELDS, ChunkBatcher, Sink, current_sink, streaming_to, words
 from npcworld.llm.structured import response_format
 from npcworld.llm.types import OFFLINE_MODEL, ChatParams, LLMResult, Outcome
 from npcworld.telemetry import instruments, tracer
@@ -217,6 +217,14 @@ class _Watched:
             await self._sink(text)
 
     async def words_of(self, text: str) -> None:
-        """Offline, replayed or not streamed by the server: the answer's words, now that it is final."""
-        for word in words(text):
+        """Offline, replayed or not streamed by the server: the answer's words, now that it is final (all at
+        once to a sink that takes several chunks together)."""
+        pieces = [w for w in words(text) if w]
+        if not pieces:
+            return
+        if isinstance(self._sink, ChunkBatcher):
+            self.sent = True
+            await self._sink.send_all(pieces)
+            return
+        for word in pieces:
             await self(word)

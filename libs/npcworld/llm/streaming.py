@@ -13,16 +13,16 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import psycopg
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-__all__ = ["STREAMED_FIELDS", "ReplyChunkWriter", "ReplyFieldReader", "Sink", "current_sink", "streaming_to",
-           "words"]
+__all__ = ["STREAMED_FIELDS", "ChunkBatcher", "ReplyChunkWriter", "ReplyFieldReader", "Sink", "current_sink",
+           "streaming_to", "words"]
 
 logger = logging.getLogger(__name__)
 Sink = Callable[[str], Awaitable[None]]
@@ -30,6 +30,15 @@ Sink = Callable[[str], Awaitable[None]]
 STREAMED_FIELDS = {"player_reply": "reply", "interview_answer": "reply"}
 
 _sink: ContextVar[Sink | None] = ContextVar("npcworld_reply_sink", default=None)
+
+
+@runtime_checkable
+class ChunkBatcher(Protocol):
+    """A sink that also takes several chunks known together (an answer that is final already) at once."""
+
+    async def __call__(self, text: str) -> None: ...
+
+    async def send_all(self, texts: Sequence[str]) -> None: ...
 
 
 def current_sink() -> Sink | None:
@@ -113,9 +122,15 @@ class ReplyChunkWriter:
         self._stack = contextlib.AsyncExitStack()
 
     async def __call__(self, text: str) -> None:
-        if not text or self._broken:
+        await self.send_all([text])
+
+    async def send_all(self, texts: Sequence[str]) -> None:
+        """Store chunks in order, in one statement (an offline or replayed answer's words: one commit for the
+        reply instead of one per word)."""
+        texts = [t for t in texts if t]
+        if not texts or self._broken:
             return
-        self._seq += 1
+        first, self._seq = self._seq + 1, self._seq + len(texts)
         try:
             if self._conn is None:
                 opened: AsyncConnection[Any] = await self._stack.enter_async_context(self._pool.connection())
@@ -123,8 +138,9 @@ class ReplyChunkWriter:
                 self._conn = opened
             await self._conn.execute(
                 "INSERT INTO llm_reply_chunks (cause_id, seq, tenant_id, world_id, text)"
-                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (cause_id, seq) DO UPDATE SET text = excluded.text",
-                (self._cause, self._seq, self._tenant, self._world, text),
+                " SELECT %s, %s + n - 1, %s, %s, t FROM unnest(%s::text[]) WITH ORDINALITY AS c(t, n)"
+                " ON CONFLICT (cause_id, seq) DO UPDATE SET text = excluded.text",
+                (self._cause, first, self._tenant, self._world, texts),
             )
         except (psycopg.Error, PoolTimeout) as exc:
             # The preview is lost, not the reply: the stream still ends with the validated reply.

@@ -4,8 +4,10 @@ call that streams to the caller's sink, and the one-prompt-only rule (other call
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from npcworld.llm import Backoff, CircuitBreaker
+from npcworld.llm.client import _Watched
 from npcworld.llm.live import LiveCaller
 from npcworld.llm.prompts import Message, get_prompt
 from npcworld.llm.prompts.dialogue import PlayerLineInput, SpokenReply
@@ -74,3 +76,31 @@ async def test_a_live_player_reply_streams_its_tokens_to_the_sink_and_other_prom
     assert provider.streamed == 1
     done = await caller.call(other, inputs, other.render(inputs), params)  # no sink set: not streamed
     assert done.value is not None and provider.streamed == 1
+
+
+class _Batcher:
+    """A sink that takes several chunks together, as ``ReplyChunkWriter`` does."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    async def __call__(self, text: str) -> None:
+        self.calls.append([text])
+
+    async def send_all(self, texts: Sequence[str]) -> None:
+        self.calls.append(list(texts))
+
+
+async def test_a_final_answer_reaches_a_batching_sink_in_one_go_and_a_plain_sink_word_by_word() -> None:
+    text = ANSWER["reply"]
+    batcher = _Batcher()
+    watched = _Watched(batcher)
+    await watched.words_of(text)
+    assert watched.sent and len(batcher.calls) == 1 and "".join(batcher.calls[0]) == text
+    plain: list[str] = []
+
+    async def sink(chunk: str) -> None:
+        plain.append(chunk)
+
+    await _Watched(sink).words_of(text)
+    assert plain == words(text) and len(plain) > 1
