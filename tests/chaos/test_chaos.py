@@ -14,10 +14,11 @@ from tests.chaos.harness import RECOVERY_S, WORLD, ChaosTown, Clients
 
 # Memory and planning run as two instances each (one consumer group per service, partitions split between
 # them). Faults: one instance of each of those (the other takes its partitions over while the supervisor
-# restarts it), the gateway (requests cut mid-way), the broker (it comes back empty) and Postgres
-# (immediate shutdown). bench/chaos.py runs every fault, repeatedly.
+# restarts it), the gateway (requests cut mid-way) and its projection consumer (its read models must still
+# rebuild row for row), the broker (it comes back empty) and Postgres (immediate shutdown). bench/chaos.py
+# runs every fault, repeatedly.
 INSTANCES = ("--instances", "memory=2,planning=2")
-FAULTS = ("memory", "planning-2", "gateway", "broker", "postgres")
+FAULTS = ("memory", "planning-2", "gateway", "gateway-projection", "broker", "postgres")
 
 
 @pytest.mark.timeout(900)
