@@ -23,7 +23,7 @@ from launcher.embedded import EmbeddedStack
 from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
 from launcher.embedded.procs import STACK_MARKER
 from launcher.embedded.rotation import BrokerRotation
-from launcher.instances import instance_env, instance_name
+from launcher.instances import CONSUMER_PROCESS, instance_env, instance_name
 from launcher.private_ports import free_port, private_api_env
 from launcher.run_guard import guarded, stop_leftovers
 from launcher.simulation.eventlog import read_facts
@@ -82,7 +82,9 @@ def run_simulation(cfg: SimulationConfig, progress: Progress | None = None) -> d
                 "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
                 STACK_MARKER: str(home.resolve()),
             }
-            commands = process_commands(None, cfg.instances)
+            # No gateway here, so none of its read models either (its consumer would only cost CPU).
+            commands = {n: c for n, c in process_commands(None, cfg.instances).items()
+                        if not n.startswith(CONSUMER_PROCESS["gateway"])}
             if cfg.services:
                 commands = {n: c for n, c in commands.items()
                             if n == "relay" or n.rsplit("-", 1)[0] in cfg.services or n in cfg.services}
