@@ -67,7 +67,7 @@ async def get_plan(world_id: str, npc_id: str, key: Reader, request: Request) ->
         await live_world(conn, key.tenant_id, world_id)
         await settled(request, conn, key.tenant_id, world_id)
         plan = await ViewRepository(conn).plan(key.tenant_id, world_id, npc_id)
-    if plan is None:
+    if plan is None or plan["day"] is None:  # no day planned yet (a decision or revision may have come first)
         raise NotFoundError(f"NPC {npc_id!r} has no plan in world {world_id!r}")
     return PlanOut(
         npc_id=npc_id, day=plan["day"], wakes=plan["wakes"], sleeps=plan["sleeps"],
