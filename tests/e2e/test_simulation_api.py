@@ -92,6 +92,9 @@ async def test_a_studio_world_without_tile_map_works_through_posted_positions_an
         )
         p.world_id = w
         p.tenant_id = (await client.get("/v1/tenant")).json()["tenant_id"]
+        # The gateway shows the running clock at once (it folds its own event); the ticker steps once
+        # world_state has it.
+        await p.digested(await p.events("ClockChanged"))
         await p.step()
         await _ok(
             await client.post(
