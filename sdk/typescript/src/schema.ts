@@ -611,8 +611,8 @@ export interface paths {
         };
         /**
          * Relationships
-         * @description How the NPC regards every NPC and player it has talked with (read from the dialogue service's
-         *     table); a player is known by the studio's player id across sessions.
+         * @description How the NPC regards every NPC and player it has talked with (the gateway's view of dialogue's
+         *     RelationshipChanged events); a player is known by the studio's player id across sessions.
          */
         get: operations["relationships_v1_worlds__world_id__npcs__npc_id__relationships_get"];
         put?: never;
