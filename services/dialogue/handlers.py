@@ -24,7 +24,7 @@ from npcworld.contracts import (
 from npcworld.contracts.planning import ConversationRequested
 from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
-from npcworld.lanes import Lane, is_player_traffic
+from npcworld.lanes import is_player_traffic
 from npcworld.llm.streaming import ReplyChunkWriter, streaming_to
 from npcworld.messaging import Prepare
 from npcworld.stepping import steps
@@ -52,7 +52,6 @@ from services.dialogue.repository import NpcProfile
 from services.dialogue.speaking import Reply, Scene, reply_to_player
 
 __all__ = [
-    "BESIDE",
     "HANDLERS",
     "PREPARE",
     "on_clock_changed",
@@ -244,9 +243,6 @@ async def prepare_replies(events: list[Envelope], deps: DialogueDeps, pool: Asyn
 
 
 PREPARE = Prepare(frozenset({"PlayerSpoke", "UtteranceSpoken"}), prepare_poll)
-# Players' chats are handled beside the world's events: a batch of replies waits on retrievals and the model,
-# and the world's next step would otherwise wait for all of it (docs/reliability.md, "Lanes").
-BESIDE: tuple[Lane, ...] = ("interactive",)
 
 
 async def on_player_spoke(event: Envelope, uow: UnitOfWork, deps: DialogueDeps) -> None:
