@@ -1,4 +1,5 @@
-"""The shared service credential of internal HTTP surfaces (the memory service's API).
+"""The shared service credential of internal HTTP surfaces (the memory service's API, the webhooks service's
+delivery log).
 
 Services call each other's internal APIs with ``Authorization: Bearer <NPCWORLD_SERVICE_TOKEN>``; an API
 with a token configured refuses every request without it (401). An internal API listening beyond loopback
@@ -12,10 +13,15 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 
 from npcworld.errors import ConfigError
 
-__all__ = ["TOKEN_ENV", "authorized", "client_headers", "is_loopback", "required_token", "service_token"]
+__all__ = ["TOKEN_ENV", "authorized", "client_headers", "is_loopback", "require_token", "required_token",
+           "service_token"]
 
 TOKEN_ENV = "NPCWORLD_SERVICE_TOKEN"
 _MIN_LENGTH = 16
@@ -37,6 +43,18 @@ def authorized(header: str | None, token: str) -> bool:
     """Whether an ``Authorization`` header carries ``token`` (compared in constant time)."""
     scheme, _, given = (header or "").partition(" ")
     return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+
+
+def require_token(app: FastAPI, token: str) -> None:
+    """Every route of ``app`` but /healthz answers 401 unless the request carries ``token``."""
+
+    @app.middleware("http")
+    async def service_credential(request: Request, call_next: Any) -> Any:
+        if request.url.path != "/healthz" and not authorized(request.headers.get("authorization"), token):
+            return JSONResponse({"title": "Unauthorized", "detail": "the service credential is missing or"
+                                 " wrong", "field": None}, status_code=401,
+                                headers={"WWW-Authenticate": "Bearer"})
+        return await call_next(request)
 
 
 def is_loopback(host: str) -> bool:

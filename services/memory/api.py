@@ -29,7 +29,7 @@ from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.lanes import LANE_HEADER
 from npcworld.memory_client import MemoryPage, MemoryView, RetrievalRequest, RetrievedView
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
-from npcworld.service_auth import authorized
+from npcworld.service_auth import require_token
 from services.memory.deps import MemoryDeps
 from services.memory.domain import Memory, NpcRef, RetrievalWeights
 from services.memory.retrieval import RetrievedMemory, retrieve
@@ -63,19 +63,9 @@ def create_app(
     app.state.deps = deps
     _install_errors(app)
     if token is not None:
-        _require_token(app, token)
+        require_token(app, token)
     _routes(app)
     return app
-
-
-def _require_token(app: FastAPI, token: str) -> None:
-    @app.middleware("http")
-    async def service_credential(request: Request, call_next: Any) -> Any:
-        if request.url.path != "/healthz" and not authorized(request.headers.get("authorization"), token):
-            return JSONResponse({"title": "Unauthorized", "detail": "the service credential is missing or"
-                                 " wrong", "field": None}, status_code=401,
-                                headers={"WWW-Authenticate": "Bearer"})
-        return await call_next(request)
 
 
 def _routes(app: FastAPI) -> None:

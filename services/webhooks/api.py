@@ -7,7 +7,7 @@ delivery the named tenant, world and subscription do not have, 422 for a bad req
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -16,7 +16,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from npcworld.delivery_log import DeliveryDetail, DeliveryStatus, DeliveryView
 from npcworld.errors import NotFoundError
-from npcworld.service_auth import authorized
+from npcworld.service_auth import require_token
 from services.webhooks.log import DeliveryLog
 
 __all__ = ["MAX_PAGE", "create_app"]
@@ -33,7 +33,7 @@ def create_app(pool: AsyncConnectionPool, *, token: str | None = None) -> FastAP
     app.state.pool = pool
     _install_errors(app)
     if token is not None:
-        _require_token(app, token)
+        require_token(app, token)
     _routes(app)
     return app
 
@@ -66,15 +66,6 @@ def _routes(app: FastAPI) -> None:
     ) -> DeliveryView:
         async with request.app.state.pool.connection() as conn, conn.transaction():
             return await DeliveryLog(conn, tenant_id, world_id, webhook_id).redeliver(delivery_id)
-
-
-def _require_token(app: FastAPI, token: str) -> None:
-    @app.middleware("http")
-    async def service_credential(request: Request, call_next: Any) -> Any:
-        if request.url.path != "/healthz" and not authorized(request.headers.get("authorization"), token):
-            return JSONResponse({"title": "Unauthorized", "detail": "the service credential is missing or"
-                                 " wrong"}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
-        return await call_next(request)
 
 
 def _install_errors(app: FastAPI) -> None:
