@@ -20,8 +20,8 @@ from fastapi.responses import JSONResponse
 
 from npcworld.errors import ConfigError
 
-__all__ = ["TOKEN_ENV", "authorized", "client_headers", "is_loopback", "require_token", "required_token",
-           "service_token"]
+__all__ = ["TOKEN_ENV", "authorized", "client_headers", "internal_app", "is_loopback", "require_token",
+           "required_token", "service_token"]
 
 TOKEN_ENV = "NPCWORLD_SERVICE_TOKEN"
 _MIN_LENGTH = 16
@@ -55,6 +55,19 @@ def require_token(app: FastAPI, token: str) -> None:
                                  " wrong", "field": None}, status_code=401,
                                 headers={"WWW-Authenticate": "Bearer"})
         return await call_next(request)
+
+
+def internal_app(title: str, token: str | None, **fastapi: Any) -> FastAPI:
+    """A service's internal API: ``GET /healthz`` open to all, every other route behind ``token`` (if any)."""
+    app = FastAPI(title=title, version="1", **fastapi)
+    if token is not None:
+        require_token(app, token)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return app
 
 
 def is_loopback(host: str) -> bool:

@@ -29,7 +29,7 @@ from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.lanes import LANE_HEADER
 from npcworld.memory_client import MemoryPage, MemoryView, RetrievalRequest, RetrievedView
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
-from npcworld.service_auth import require_token
+from npcworld.service_auth import internal_app
 from services.memory.deps import MemoryDeps
 from services.memory.domain import Memory, NpcRef, RetrievalWeights
 from services.memory.retrieval import RetrievedMemory, retrieve
@@ -59,20 +59,14 @@ def create_app(
             if pool is None:
                 await app.state.pool.close()
 
-    app = FastAPI(title="npcworld memory (internal)", version="1", lifespan=lifespan)
+    app = internal_app("npcworld memory (internal)", token, lifespan=lifespan)
     app.state.deps = deps
     _install_errors(app)
-    if token is not None:
-        require_token(app, token)
     _routes(app)
     return app
 
 
 def _routes(app: FastAPI) -> None:
-    @app.get("/healthz")
-    async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
-
     @app.post("/internal/v1/retrieve", response_model=list[RetrievedView])
     async def retrieve_memories(body: RetrievalRequest, request: Request) -> list[RetrievedView]:
         deps: MemoryDeps = request.app.state.deps

@@ -16,7 +16,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from npcworld.delivery_log import DeliveryDetail, DeliveryStatus, DeliveryView
 from npcworld.errors import NotFoundError
-from npcworld.service_auth import require_token
+from npcworld.service_auth import internal_app
 from services.webhooks.log import DeliveryLog
 
 __all__ = ["MAX_PAGE", "create_app"]
@@ -29,20 +29,14 @@ DeliveryId = Annotated[int, Path(ge=1, le=2**62)]
 def create_app(pool: AsyncConnectionPool, *, token: str | None = None) -> FastAPI:
     """The internal API on ``pool``. With ``token`` every route but /healthz answers 401 unless the request
     carries it as a bearer token (``npcworld.service_auth``)."""
-    app = FastAPI(title="npcworld webhooks (internal)", version="1")
+    app = internal_app("npcworld webhooks (internal)", token)
     app.state.pool = pool
     _install_errors(app)
-    if token is not None:
-        require_token(app, token)
     _routes(app)
     return app
 
 
 def _routes(app: FastAPI) -> None:
-    @app.get("/healthz")
-    async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
-
     @app.get("/internal/v1/deliveries", response_model=list[DeliveryView])
     async def deliveries(
         request: Request, tenant_id: Id, world_id: Id, webhook_id: Id,
