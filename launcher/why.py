@@ -3,7 +3,7 @@
 An event's ``causation_id`` names the event whose handling appended it; following it back reaches the
 perception, request or clock tick that started the chain. The model calls and retrievals made while that
 handling ran name the same event (``npcworld.cause``: ``llm_calls.cause_event_id``, and the
-``MemoriesAccessed`` events' causation), so they are found by one index lookup each.
+``MemoriesAccessed`` events' ``retrievals``), so they are found by one index lookup each.
 """
 
 from __future__ import annotations
@@ -77,6 +77,6 @@ def render(x: Explanation, *, prompts: bool = False) -> str:
     if x.retrievals:
         lines.append("memories retrieved for it:")
         for r in x.retrievals:
-            lines.append(f"  query {r.query!r}:")
+            lines.append(f"  query {r.query!r}:" if r.query else "  query (the player's line):")
             lines += [f"    [{kind}, importance {imp}] {text}" for kind, imp, text in r.memories]
     return "\n".join(lines)

@@ -3,7 +3,7 @@
 An event's ``causation_id`` names the event whose handling appended it; following it back reaches the
 perception, request or clock tick that started the chain. The model calls and retrievals made while that
 handling ran name the same event (``npcworld.cause``: ``llm_calls.cause_event_id``, and the
-``MemoriesAccessed`` events' causation), so they are found by one index lookup each.
+``MemoriesAccessed`` events' ``retrievals``), so they are found by one index lookup each.
 
 Shared by ``npcworld why`` / ``npcworld events tail`` and the gateway's console. Only tables of the shared
 core are read here; what a retrieved memory says comes from the caller's ``describe`` (the terminal reads
@@ -12,6 +12,7 @@ the memory stream, the console the ``MemoryRecorded`` events of the log).
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -144,19 +145,30 @@ def _calls(conn: psycopg.Connection[Any], cause: uuid.UUID, tenant_id: str, npc_
 def _retrievals(
     conn: psycopg.Connection[Any], found: LoggedEvent, cause: uuid.UUID, describe: Describe
 ) -> list[Retrieval]:
+    """The retrievals made while ``cause`` was handled: in the NPC's batched MemoriesAccessed events (their
+    ``retrievals`` name each handling), or, in older logs, one event per retrieval caused by it."""
     with conn.cursor(row_factory=dict_row) as cur:
         accesses = cur.execute(
-            "SELECT payload FROM events WHERE causation_id = %s AND type = 'MemoriesAccessed'"
-            " AND tenant_id = %s AND (%s::text IS NULL OR npc_id = %s) ORDER BY seq",
-            (cause, found.tenant_id, found.npc_id, found.npc_id),
+            "SELECT payload FROM events WHERE type = 'MemoriesAccessed' AND tenant_id = %s"
+            " AND (%s::text IS NULL OR npc_id = %s)"
+            " AND (causation_id = %s OR payload -> 'retrievals' @> %s::jsonb) ORDER BY seq",
+            (found.tenant_id, found.npc_id, found.npc_id, cause,
+             json.dumps([{"cause": str(cause)}])),
         ).fetchall()
     reveal_sync(conn, [("MemoriesAccessed", a["payload"]) for a in accesses])
-    ids = [m for a in accesses for m in a["payload"]["memory_ids"]]
+    made: list[tuple[str, list[str], Any]] = []
+    for a in accesses:
+        p = a["payload"]
+        mine = [r for r in p.get("retrievals") or () if r.get("cause") == str(cause)]
+        if mine:
+            made += [(r.get("query") or "", list(r["memory_ids"]), p.get("accessed_at")) for r in mine]
+        elif not p.get("retrievals"):
+            made.append((p.get("query") or "", list(p["memory_ids"]), p.get("accessed_at")))
+    ids = [m for _, memory_ids, _ in made for m in memory_ids]
     known = describe(conn, found, ids) if ids else {}
     gone = ("?", 0, "(no longer in the stream)")
-    return [Retrieval(a["payload"].get("query", ""), [known.get(m, gone) for m in a["payload"]["memory_ids"]],
-                      list(a["payload"]["memory_ids"]), a["payload"].get("accessed_at"))
-            for a in accesses]
+    return [Retrieval(query, [known.get(m, gone) for m in memory_ids], memory_ids, at)
+            for query, memory_ids, at in made]
 
 
 def memories_from_log(

@@ -25,7 +25,6 @@ from npcworld.contracts import MemoryKind
 from npcworld.db import open_pool
 from npcworld.embeddings import EmbeddingSpaceMismatchError
 from npcworld.errors import NotFoundError, TransientError, ValidationError
-from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.lanes import LANE_HEADER
 from npcworld.memory_client import MemoryPage, MemoryView, RetrievalRequest, RetrievedView
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
@@ -79,13 +78,12 @@ def _routes(app: FastAPI) -> None:
         for attempt in range(1, _RETRIEVE_ATTEMPTS + 1):
             try:
                 async with request.app.state.pool.connection() as conn, conn.transaction():
-                    found = await retrieve(UnitOfWork(conn, EventStore()), deps, npc, body.query,
+                    found = await retrieve(conn, deps, npc, body.query,
                                            k=body.k, now=body.now, weights=weights, vector=vector,
                                            cause=parse_header(request.headers.get(CAUSE_HEADER)))
                 return [_retrieved(r) for r in found]
             except TRANSIENT_ERRORS as exc:
-                # Two retrievals for one NPC at once race for the access stream's next version,
-                # or a retrieval deadlocks with the consumer on the NPC's rows: both settle on retry.
+                # A retrieval may deadlock with the consumer on the NPC's rows: that settles on retry.
                 if attempt == _RETRIEVE_ATTEMPTS:
                     raise TransientError(f"retrieval for {npc.npc_id!r} kept conflicting: {exc}") from exc
                 await _RETRY.sleep(attempt)

@@ -1,7 +1,8 @@
 """memory entrypoint: ``python -m services.memory.consumer`` (composition root of the memory service).
 
-One process runs the consumer loop (events in → memories) and the internal HTTP API (retrieval) on
-MEMORY_API_PORT, sharing the embedder and settings.
+One process runs the consumer loop (events in → memories), the internal HTTP API (retrieval) on
+MEMORY_API_PORT, sharing the embedder and settings, and the task that turns the accesses retrievals noted
+into MemoriesAccessed events (``services.memory.accesses``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from npcworld.service_auth import required_token
 from npcworld.settings import resolve_endpoints
 from npcworld.telemetry import configure_telemetry
 from npcworld.telemetry.health import HealthServer
+from services.memory.accesses import flush_accesses_forever
 from services.memory.api import create_app
 from services.memory.batching import MemoryConsumerLoop
 from services.memory.deps import MemoryDeps
@@ -78,6 +80,7 @@ async def serve_memory(
             rater=LLMImportanceRater(build_llm(settings, llm_pool)),
             settings=settings,
             rate_before_transaction=settings.provider != "offline",
+            consumer=consumer,
         )
         config = uvicorn.Config(
             create_app(deps, pool=pool, token=token), host=settings.memory_api_host,
@@ -87,6 +90,7 @@ async def serve_memory(
         consumer_task = asyncio.create_task(_consume(consumer, settings, deps, stop))
         api_task = asyncio.create_task(api.serve())
         upkeep = asyncio.create_task(maintain_indexes(url, deps, stop))
+        accesses = asyncio.create_task(flush_accesses_forever(pool, deps, stop))
         while not api.started and not api_task.done() and not consumer_task.done():
             await asyncio.sleep(0.02)  # uvicorn exposes no start event
         if api.started and started is not None:
@@ -95,7 +99,7 @@ async def serve_memory(
                            return_when=asyncio.FIRST_COMPLETED)
         stop.set()
         api.should_exit = True
-        await asyncio.gather(consumer_task, api_task, upkeep)
+        await asyncio.gather(consumer_task, api_task, upkeep, accesses)
     finally:
         await pool.close()
         await llm_pool.close()

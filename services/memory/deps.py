@@ -26,3 +26,5 @@ class MemoryDeps:
     rate_before_transaction: bool = False
     # Shared by the consumer loop and the internal API: retrievals for ingest traffic let the world go first.
     world_first: WorldFirst = field(default_factory=WorldFirst)
+    # The consumer the service's own events are claimed for where they are appended and folded.
+    consumer: str = "memory"

@@ -8,6 +8,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from npcworld.canon import canon_of
 from npcworld.contracts import (
+    ClockChanged,
     ConversationEnded,
     DayPlanned,
     Envelope,
@@ -18,6 +19,7 @@ from npcworld.contracts import (
     PlanItem,
     PlanRevised,
     ReflectionCompleted,
+    StepCompleted,
     UtteranceSpoken,
     WorldCreated,
 )
@@ -26,7 +28,9 @@ from npcworld.eventstore import UnitOfWork
 from npcworld.messaging import Prepare
 from npcworld.projection import Projection
 from npcworld.shredding import forgotten_among
+from npcworld.stepping import steps
 from services.memory import projection
+from services.memory.accesses import flush_accesses
 from services.memory.deps import MemoryDeps
 from services.memory.domain import (
     DESIGNER,
@@ -250,8 +254,13 @@ _RECORDING: dict[str, Handler] = {
 
 
 async def on_step_released(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
-    """StepCompleted, or a clock that stops stepping: record what the step held back, in a fixed order."""
+    """StepCompleted, or a clock that stops stepping: record what the step held back, in a fixed order,
+    then its retrievals' accesses (one MemoriesAccessed per NPC, ``services.memory.accesses``)."""
     await release_held(event, uow, deps, _RECORDING)
+    if isinstance(event.payload, StepCompleted):
+        await flush_accesses(uow, deps, event.tenant_id, event.world_id, until=event.world_time)
+    elif isinstance(event.payload, ClockChanged) and not steps(event.payload):
+        await flush_accesses(uow, deps, event.tenant_id, event.world_id)
 
 
 async def release_steps(events: list[Envelope], deps: MemoryDeps, pool: AsyncConnectionPool) -> None:

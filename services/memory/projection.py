@@ -12,6 +12,8 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from psycopg import AsyncConnection
 
 from npcworld.contracts import (
@@ -36,6 +38,7 @@ from services.memory.domain import (
     ImportanceRatings,
     Memory,
     NpcRef,
+    NpcStream,
     Provenance,
     RatingContext,
     persona_summary,
@@ -43,8 +46,9 @@ from services.memory.domain import (
 )
 from services.memory.repository import Conn, PlayerMemories
 
-__all__ = ["TABLES", "NoImportanceRater", "apply_corrected", "apply_held_accesses", "build_projection",
-           "reembed_stream", "replay_memory_events"]
+__all__ = ["TABLES", "NoImportanceRater", "apply_accessed", "apply_corrected", "apply_held_accesses",
+           "apply_recorded", "apply_recorded_new", "build_projection", "claim_own", "reembed_stream",
+           "replay_memory_events"]
 
 logger = logging.getLogger(__name__)
 TABLES = ("memory_npcs", "memories", "memory_access", "memory_clocks", "memory_forgotten", "memory_retired")
@@ -61,10 +65,12 @@ class NoImportanceRater:
 def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
     """The memory read model's appliers, bound to the embedder they fall back on.
 
-    The reactions write a new memory's rows themselves, with the vector they just computed; those are the
-    rows ``apply_recorded`` writes for the MemoryRecorded event (same key, source and times), which the
-    consumer reads back and claims. So this projection is not folded on append (``fold_on_append``), and a
-    rebuild of a quiet world equals the live one row for row.
+    The memory service folds its own events (MemoryRecorded, MemoriesAccessed) itself, one at a time where
+    it appends them (``record_memories`` with the vector it just computed, ``flush_accesses``), and claims
+    them for its consumer there (``claim_own``), so a handler later in the same transaction reads them and
+    the consumer skips them when they come back. The loop therefore does not fold them again
+    (``fold_on_append`` off). Designers' edits and a fork's copies arrive through the consumer as usual.
+    A rebuild folds the same events through the same appliers, so it equals the live read model row for row.
     """
     kept = {"vectors": False}
 
@@ -83,10 +89,7 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
         await apply_recorded(conn, deps, event, kept_vectors=kept["vectors"])
 
     async def accessed(event: Envelope, conn: AsyncConnection[Any]) -> None:
-        if await deps.repository.is_stepped(conn, event.tenant_id, event.world_id):
-            await deps.repository.hold(conn, event)  # applied when the step completes
-        else:
-            await apply_accessed(conn, deps, event)
+        await apply_accessed(conn, deps, event)
 
     async def clock_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
         clock = event.payload
@@ -149,11 +152,10 @@ def _npc(event: Envelope) -> NpcRef:
 
 
 async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope, *, kept_vectors: bool = False) -> int:
-    """Insert the recorded memory unless the stream has it; returns 1 when it was new."""
+    """Insert the recorded memory unless the stream has it (a fork's copy, a replay); returns 1 when new."""
     p = event.payload
     assert isinstance(p, MemoryRecorded)
     npc = _npc(event)
-    # The live consumer sees its own MemoryRecorded events again: a read, never a write, for those.
     stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
     if await deps.repository.existing_ids(conn, stream, [p.memory_id]):
         return 0
@@ -161,8 +163,7 @@ async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope, *, kept_
         return 0  # removed by a designer before this event came back to the consumer
     if p.description == FORGOTTEN:
         return 0  # a forgotten player's chat (its key is erased): a rebuild leaves it out, as live did
-    memory = Memory(p.memory_id, npc, p.kind, p.description, p.importance, p.created_at, p.created_at,
-                    p.location, p.subject, p.evidence, p.depth, Provenance(p.source, p.told_by, p.trust))
+    memory = _memory(npc, p)
     model = stream.embedding_model or p.embedding_model
     known = await deps.repository.known_vectors(conn, npc.tenant_id, [p.memory_id], model, kept=kept_vectors)
     if p.memory_id in known:
@@ -171,9 +172,41 @@ async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope, *, kept_
         stored = EmbeddingSpace(model, stream.embedding_dims or 0) if stream.embedding_model else None
         check_space(stored, EmbeddingSpace.of(deps.embedder), f"NPC {npc.npc_id!r}")
         model, vectors = deps.embedder.model, await deps.embedder.embed([p.description])
-    # The source is the event the memory was recorded for, as the recording reaction writes it.
+    # The source is the event the memory was recorded for (its cause), as for a new memory.
     source = event.causation_id or uuid.UUID(int=0)
     return await deps.repository.add(conn, stream, [memory], vectors, model=model, source_event_id=source)
+
+
+async def apply_recorded_new(
+    conn: Conn, deps: MemoryDeps, stream: NpcStream, events: Sequence[Envelope],
+    vectors: npt.NDArray[np.float32], model: str,
+) -> None:
+    """Fold MemoryRecorded events of new memories of one stream and one cause, whose vectors the recording
+    reaction has at hand (one row of ``vectors`` per event): the rows ``apply_recorded`` would write."""
+    if not events:
+        return
+    memories = []
+    for event in events:
+        assert isinstance(event.payload, MemoryRecorded)
+        memories.append(_memory(stream.npc, event.payload))
+    source = events[0].causation_id or uuid.UUID(int=0)
+    await deps.repository.add(conn, stream, memories, vectors, model=model, source_event_id=source)
+
+
+def _memory(npc: NpcRef, p: MemoryRecorded) -> Memory:
+    return Memory(p.memory_id, npc, p.kind, p.description, p.importance, p.created_at, p.created_at,
+                  p.location, p.subject, p.evidence, p.depth, Provenance(p.source, p.told_by, p.trust))
+
+
+async def claim_own(conn: Conn, deps: MemoryDeps, events: Sequence[Envelope]) -> None:
+    """Claim events the memory service folded where it appended them, for its consumer: it skips them when
+    they come back, and a rebuild folds them (it folds what the consumer claimed)."""
+    if events:
+        await conn.execute(
+            "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])"
+            " ON CONFLICT DO NOTHING",
+            (deps.consumer, [e.event_id for e in events]),
+        )
 
 
 async def apply_corrected(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
@@ -204,7 +237,8 @@ async def apply_accessed(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
 
 
 async def apply_held_accesses(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
-    """Apply the world's accesses held back during a step (order is irrelevant: access only moves forward)."""
+    """Apply the world's accesses held back during a step by earlier versions, which held each retrieval's
+    MemoriesAccessed event (order is irrelevant: access only moves forward)."""
     for held in await deps.repository.take_held(conn, event.tenant_id, event.world_id, accesses=True):
         await apply_accessed(conn, deps, held)
 

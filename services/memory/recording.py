@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
@@ -24,6 +23,7 @@ from services.memory.domain import (
     state_key,
 )
 from services.memory.gathering import DraftCollector
+from services.memory.projection import apply_recorded_new, claim_own
 from services.memory.repository import AblationRepository
 
 __all__ = ["is_repeated_observation", "record_memories"]
@@ -42,7 +42,7 @@ async def is_repeated_observation(
 async def record_memories(
     uow: UnitOfWork, deps: MemoryDeps, stream: NpcStream, drafts: Sequence[MemoryDraft], *, at: datetime
 ) -> list[Envelope]:
-    """Store ``drafts`` in the NPC's stream and append one MemoryRecorded per memory to the event store.
+    """Append one MemoryRecorded per draft to the event store and fold it into the NPC's stream.
 
     Raises:
         EmbeddingSpaceMismatchError: the stream's vectors come from another embedding model.
@@ -87,8 +87,6 @@ async def record_memories(
         )
         for d, score in zip(drafts, ratings.scores, strict=True)
     ]
-    source = uow.cause.event_id if uow.cause else uuid.UUID(int=0)
-    await deps.repository.add(uow.conn, stream, memories, vectors, model=space.model, source_event_id=source)
     events = [
         uow.new_event(
             _recorded(m, space, ratings.model),
@@ -100,6 +98,9 @@ async def record_memories(
         for m in memories
     ]
     await uow.append(memory_stream_id(stream.npc), events)
+    # Folded here, with the vectors at hand, so the next handler of this transaction reads these rows.
+    await apply_recorded_new(uow.conn, deps, stream, events, vectors, space.model)
+    await claim_own(uow.conn, deps, events)
     return events
 
 

@@ -1,4 +1,4 @@
-"""Retrieval as a service call: validate, embed the query, rank the stream, record the access as an event.
+"""Retrieval as a service call: validate, embed the query, rank the stream, note the access.
 
 Small streams are ranked exactly in SQL. Large ones take the top-C by relevance from the HNSW index (a
 stream's own index once it is large), then only those memories whose importance + recency could still beat
@@ -15,10 +15,8 @@ import numpy as np
 import numpy.typing as npt
 
 from npcworld.cause import Cause
-from npcworld.contracts import Envelope, MemoriesAccessed
 from npcworld.embeddings import EmbeddingSpace, check_space
 from npcworld.errors import NotFoundError, ValidationError
-from npcworld.eventstore import UnitOfWork
 from services.memory.deps import MemoryDeps
 from services.memory.domain import (
     Memory,
@@ -27,7 +25,6 @@ from services.memory.domain import (
     RetrievalWeights,
     ScoredMemory,
     StreamStats,
-    access_stream_id,
     prior_thresholds,
     relevance_bound,
     score_candidates,
@@ -64,7 +61,7 @@ def _validate(query: str, k: int, weights: RetrievalWeights) -> None:
 
 
 async def retrieve(
-    uow: UnitOfWork,
+    conn: Conn,
     deps: MemoryDeps,
     npc: NpcRef,
     query: str,
@@ -75,14 +72,15 @@ async def retrieve(
     vector: npt.NDArray[np.float32] | None = None,
     cause: Cause | None = None,
 ) -> list[RetrievedMemory]:
-    """The NPC's top-``k`` memories for ``query`` at world time ``now``; marks them accessed.
+    """The NPC's top-``k`` memories for ``query`` at world time ``now``; notes them accessed.
 
     ``vector`` is the query's embedding when the caller computed it already (the API does, before it
     takes a database connection, so connections are not held while the model runs). ``cause``: the event
-    the caller was handling (``npcworld.cause``), which the MemoriesAccessed event is then caused by.
+    the caller was handling (``npcworld.cause``), which the why view finds the retrieval by.
 
-    The access is appended as a MemoriesAccessed event in the caller's unit of work, so replaying the
-    event store reproduces every last-access time.
+    The access is noted, not appended: the memory service turns an NPC's noted accesses into one
+    MemoriesAccessed event at the step's end or within about a second (``services.memory.accesses``), so
+    replaying the event store reproduces every last-access time without an event per retrieval.
 
     Raises:
         ValidationError: empty or over-long query, ``k`` outside 1..100, or a bad weight (see ``field``).
@@ -91,7 +89,7 @@ async def retrieve(
     """
     weights = weights or RetrievalWeights()
     _validate(query, k, weights)
-    stream = await deps.repository.get_npc(uow.conn, npc)
+    stream = await deps.repository.get_npc(conn, npc)
     if stream is None:
         raise NotFoundError(f"NPC {npc.npc_id!r} not found in world {npc.world_id!r}")
     if stream.memory_count == 0:
@@ -100,40 +98,13 @@ async def retrieve(
     check_space(space, EmbeddingSpace.of(deps.embedder), f"NPC {npc.npc_id!r}")
     if vector is None:
         vector = (await deps.embedder.embed([query]))[0]
-    scored = await rank(uow.conn, deps, stream, vector, now=now, weights=weights, k=k)
+    scored = await rank(conn, deps, stream, vector, now=now, weights=weights, k=k)
     if not scored:
         return []
     ids = [s.memory_id for s in scored]
-    memories = await deps.repository.get_many(uow.conn, stream, ids)
-    if not await deps.repository.is_stepped(uow.conn, npc.tenant_id, npc.world_id):
-        await deps.repository.mark_accessed(uow.conn, stream, ids, now)  # stepped: at the step's end
-    event = uow.new_event(
-        MemoriesAccessed(memory_ids=tuple(ids), accessed_at=now, query=query),
-        tenant_id=npc.tenant_id,
-        world_id=npc.world_id,
-        npc_id=npc.npc_id,
-        world_time=now,
-    )
-    if cause is not None:  # the event the caller was handling: this read is part of its chain
-        event = event.model_copy(
-            update={"causation_id": cause.event_id, "correlation_id": cause.correlation_id}
-        )
-    if cause is None or not await _recorded(uow.conn, event):
-        await uow.append(access_stream_id(npc), [event])
+    memories = await deps.repository.get_many(conn, stream, ids)
+    await deps.repository.note_accesses(conn, npc, query, ids, now, cause.event_id if cause else None)
     return [RetrievedMemory(memories[s.memory_id], s) for s in scored]
-
-
-async def _recorded(conn: Conn, access: Envelope) -> bool:
-    """Is the very same access of the same cause stored already? A handler that worked its event out before
-    its transaction and then again (its process died, its partitions moved) repeats its retrievals: the
-    repeat changes no last-access time, so it is not stored twice. (The query is left out of the comparison:
-    a player's line is stored sealed, npcworld.shredding.)"""
-    cur = await conn.execute(
-        "SELECT 1 FROM events WHERE causation_id = %s AND type = 'MemoriesAccessed' AND npc_id = %s"
-        " AND payload - 'query' = %s::jsonb - 'query' LIMIT 1",
-        (access.causation_id, access.npc_id, access.payload.model_dump_json()),
-    )
-    return await cur.fetchone() is not None
 
 
 async def rank(

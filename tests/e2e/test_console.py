@@ -151,8 +151,8 @@ async def _npc_with_a_reasoned_decision(console: Console) -> tuple[str, str]:
     rows = console.sql(
         "SELECT d.npc_id, d.event_id::text FROM events d WHERE d.tenant_id = %s"
         " AND d.type IN ('ActionDecided', 'PlanRevised', 'ConversationRequested')"
-        " AND EXISTS (SELECT 1 FROM events a WHERE a.causation_id = d.causation_id"
-        " AND a.type = 'MemoriesAccessed' AND a.npc_id = d.npc_id)"
+        " AND EXISTS (SELECT 1 FROM events a WHERE a.type = 'MemoriesAccessed' AND a.npc_id = d.npc_id"
+        " AND a.payload -> 'retrievals' @> jsonb_build_array(jsonb_build_object('cause', d.causation_id)))"
         " AND EXISTS (SELECT 1 FROM llm_calls c WHERE c.cause_event_id = d.causation_id"
         " AND c.npc_id = d.npc_id)"
         " ORDER BY d.seq LIMIT 1", console.town.tenant_id)

@@ -14,6 +14,7 @@ from npcworld.contracts.dialogue import (
 from npcworld.contracts.envelope import Envelope, TraceContext
 from npcworld.contracts.llm import LLMBudgetExhausted
 from npcworld.contracts.memory import (
+    AccessCause,
     MemoriesAccessed,
     MemoryCorrected,
     MemoryForgotten,
@@ -81,6 +82,7 @@ __all__ = [
     "EVENT_TYPES",
     "RELAY_MARKER",
     "WEBHOOK_EVENT_TYPES",
+    "AccessCause",
     "ActionAcceptedByDefault",
     "ActionDecided",
     "ActionRule",

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from npcworld.contracts.base import EventPayload
 from npcworld.contracts.topics import MEMORY, Topic
 
-__all__ = ["MemoriesAccessed", "MemoryCorrected", "MemoryForgotten", "MemoryKind", "MemoryRecorded",
-           "MemorySource", "Trust", "legacy_provenance"]
+__all__ = ["AccessCause", "MemoriesAccessed", "MemoryCorrected", "MemoryForgotten", "MemoryKind",
+           "MemoryRecorded", "MemorySource", "Trust", "legacy_provenance"]
 
 MemoryKind = Literal["observation", "reflection", "plan", "dialogue", "seed"]
 # Where a memory came from: the NPC's own senses (and its own words), someone telling it, its own inference
@@ -64,15 +65,34 @@ class MemoryRecorded(EventPayload):
         return data
 
 
+class AccessCause(BaseModel):
+    """What one retrieval returned, best first: ``cause`` is the event being handled (``npcworld.cause``;
+    None for a retrieval made outside any handling, e.g. an operator's in the console). ``query`` is left
+    out when it is a player's words (a retrieval made for a player's line), which the log keeps only
+    sealed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cause: uuid.UUID | None = None
+    query: str | None = None
+    memory_ids: tuple[str, ...] = Field(min_length=1)
+
+
 class MemoriesAccessed(EventPayload):
-    """Retrieval returned these memories; their last-access time moves to ``accessed_at``."""
+    """Retrievals returned these memories; their last-access time moves to ``accessed_at``.
+
+    One event carries an NPC's accesses of a step (stepped worlds) or of about a second (other worlds), not
+    one per retrieval: ``retrievals`` says which handling retrieved which memories with which query (the
+    why view). Older events hold a single retrieval: its ``query`` and, as the event's causation, its cause.
+    """
 
     event_type: ClassVar[str] = "MemoriesAccessed"
     topic: ClassVar[Topic] = MEMORY
 
     memory_ids: tuple[str, ...] = Field(min_length=1)
     accessed_at: datetime
-    query: str
+    query: str | None = Field(default=None, description="older events: the one retrieval's query")
+    retrievals: tuple[AccessCause, ...] = ()
 
 
 class MemoryCorrected(EventPayload):

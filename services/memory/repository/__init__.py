@@ -1,6 +1,7 @@
 """All SQL of the memory service, behind one repository class (Postgres + pgvector)."""
 
 from services.memory.repository._ablations import AblationRepository
+from services.memory.repository._accesses import NotedAccess
 from services.memory.repository._players import PlayerMemories
 from services.memory.repository._ranking import IndexCandidates, SearchPlan
 from services.memory.repository._releasing import HeldRelease
@@ -13,6 +14,7 @@ __all__ = [
     "HeldRelease",
     "IndexCandidates",
     "MemoryRepository",
+    "NotedAccess",
     "PlayerMemories",
     "ScoreFloor",
     "SearchPlan",

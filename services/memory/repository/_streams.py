@@ -17,6 +17,7 @@ from services.memory.domain import (
     PreviousObservation,
     state_key,
 )
+from services.memory.repository._accesses import AccessQueries
 from services.memory.repository._editing import EditingQueries
 from services.memory.repository._holding import HoldingQueries
 from services.memory.repository._indexes import IndexQueries
@@ -40,7 +41,9 @@ from services.memory.repository._rows import (
 __all__ = ["MemoryRepository"]
 
 
-class MemoryRepository(RankingQueries, ListingQueries, IndexQueries, HoldingQueries, EditingQueries):
+class MemoryRepository(
+    RankingQueries, ListingQueries, IndexQueries, HoldingQueries, EditingQueries, AccessQueries
+):
     """Stateless; every method runs on the caller's connection (and transaction)."""
 
     async def get_npc(self, conn: Conn, npc: NpcRef) -> NpcStream | None:
@@ -240,7 +243,7 @@ class MemoryRepository(RankingQueries, ListingQueries, IndexQueries, HoldingQuer
         await conn.execute(
             "DELETE FROM memory_npcs WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
         )
-        for table in ("memory_held", "memory_clocks", "memory_retired"):
+        for table in ("memory_held", "memory_clocks", "memory_retired", "memory_accesses_pending"):
             await conn.execute(
                 f"DELETE FROM {table} WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
             )

@@ -15,6 +15,7 @@ from npcworld.contracts import NpcCreated, ObservationMade, WorldCreated
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.fork import fork_world, world_stream
 from npcworld.projection import rebuild
+from services.memory.accesses import flush_accesses
 from services.memory.deps import MemoryDeps
 from services.memory.domain import Memory, NpcRef
 from services.memory.projection import build_projection
@@ -51,7 +52,8 @@ async def _world_with_memories(pool: AsyncConnectionPool, deps: MemoryDeps) -> N
             pool, envelope(ObservationMade(description=text), npc, T0 + timedelta(hours=hours)), deps
         )
     async with pool.connection() as conn, conn.transaction():
-        await retrieve(UnitOfWork(conn, EventStore()), deps, npc, "Klaus", k=2, now=T0 + timedelta(hours=2.5))
+        await retrieve(conn, deps, npc, "Klaus", k=2, now=T0 + timedelta(hours=2.5))
+        await flush_accesses(UnitOfWork(conn, EventStore()), deps, npc.tenant_id, npc.world_id)
     return npc
 
 
@@ -118,9 +120,7 @@ async def test_a_fork_copies_the_memory_stream_up_to_the_fork_time_with_vectors_
     assert copied_vectors == {k: v for k, v in source_vectors.items() if k in copied_vectors}
     assert any(m.last_accessed_at == T0 + timedelta(hours=2.5) for m in copied)  # the retrieval came along
     async with pool.connection() as conn, conn.transaction():
-        found = await retrieve(
-            UnitOfWork(conn, EventStore()), hashing_deps, fork, "stove", k=1, now=T0 + timedelta(hours=5)
-        )
+        found = await retrieve(conn, hashing_deps, fork, "stove", k=1, now=T0 + timedelta(hours=5))
     assert found[0].memory.npc == fork
     assert _without_npc((await _stream(pool, npc))[0]) == _without_npc(source)  # the source is untouched
 

@@ -9,6 +9,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import ObservationMade
 from npcworld.eventstore import EventStore, UnitOfWork
+from services.memory.accesses import flush_accesses
 from services.memory.deps import MemoryDeps
 from services.memory.domain import access_stream_id, memory_stream_id
 from services.memory.projection import reembed_stream, replay_memory_events
@@ -31,14 +32,13 @@ async def test_replaying_memory_events_reproduces_memories_and_last_access_times
             pool, envelope(ObservationMade(description=text), npc, T0 + timedelta(minutes=minutes)), deps
         )
     async with pool.connection() as conn, conn.transaction():
-        await retrieve(
-            UnitOfWork(conn, EventStore()), deps, npc, "mayor election", k=1, now=T0 + timedelta(hours=3)
-        )
+        await retrieve(conn, deps, npc, "mayor election", k=1, now=T0 + timedelta(hours=3))
+        await flush_accesses(UnitOfWork(conn, EventStore()), deps, npc.tenant_id, npc.world_id)
     async with pool.connection() as conn, conn.transaction(force_rollback=True):
         stream = await repo.get_npc(conn, npc)
         assert stream is not None
         before = await repo.all_memories(conn, stream)
-        ranked_before = await retrieve(UnitOfWork(conn, EventStore()), deps, npc, "baking", k=3, now=T0)
+        ranked_before = await retrieve(conn, deps, npc, "baking", k=3, now=T0)
     async with pool.connection() as conn, conn.transaction():
         await repo.delete_stream(conn, stream)
         stored = [*await EventStore().read_stream(conn, npc.tenant_id, memory_stream_id(npc)),
@@ -49,7 +49,7 @@ async def test_replaying_memory_events_reproduces_memories_and_last_access_times
         rebuilt = await repo.get_npc(conn, npc)
         assert rebuilt is not None
         assert await repo.all_memories(conn, rebuilt) == before
-        ranked_after = await retrieve(UnitOfWork(conn, EventStore()), deps, npc, "baking", k=3, now=T0)
+        ranked_after = await retrieve(conn, deps, npc, "baking", k=3, now=T0)
     assert [r.scores for r in ranked_after] == [r.scores for r in ranked_before]
 
 
@@ -62,7 +62,7 @@ async def test_re_embedding_moves_a_stream_to_the_new_model_and_retrieval_works_
     async with pool.connection() as conn, conn.transaction():
         assert await reembed_stream(conn, hashing, npc) == 1
     async with pool.connection() as conn, conn.transaction():
-        got = await retrieve(UnitOfWork(conn, EventStore()), hashing, npc, "baking bread", k=1, now=T0)
+        got = await retrieve(conn, hashing, npc, "baking bread", k=1, now=T0)
         stream = await MemoryRepository().get_npc(conn, npc)
     assert [r.memory.description for r in got] == ["Isabella is baking bread"]
     assert stream is not None and (stream.embedding_model, stream.embedding_dims) == ("fake-hashing-16", 16)

@@ -1,16 +1,19 @@
-"""Retrieval through the service call: ranking, access recorded as an event, isolation and clear errors."""
+"""Retrieval through the service call: ranking, accesses batched into events, isolation and clear errors."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld.cause import Cause
 from npcworld.contracts import MemoriesAccessed, ObservationMade
 from npcworld.embeddings import EmbeddingSpaceMismatchError
 from npcworld.errors import NotFoundError, ValidationError
 from npcworld.eventstore import EventStore, UnitOfWork
+from services.memory.accesses import flush_accesses
 from services.memory.deps import MemoryDeps
 from services.memory.domain import NpcRef, RetrievalWeights, access_stream_id
 from services.memory.repository import MemoryRepository
@@ -40,7 +43,7 @@ async def ask(
     pool: AsyncConnectionPool, deps: MemoryDeps, npc: NpcRef, query: str, k: int = 2, **kwargs: object
 ) -> list[RetrievedMemory]:
     async with pool.connection() as conn, conn.transaction():
-        return await retrieve(UnitOfWork(conn, EventStore()), deps, npc, query, k=k, now=NOW, **kwargs)  # type: ignore[arg-type]
+        return await retrieve(conn, deps, npc, query, k=k, now=NOW, **kwargs)  # type: ignore[arg-type]
 
 
 async def test_retrieval_returns_the_relevant_memories_with_their_component_scores(
@@ -61,21 +64,48 @@ async def test_retrieval_returns_the_relevant_memories_with_their_component_scor
     assert got[0].scores.score >= got[1].scores.score
 
 
-async def test_retrieval_marks_the_returned_memories_accessed_through_an_event(
+async def test_retrievals_are_one_accessed_event_per_npc_when_flushed_not_one_per_call(
     pool: AsyncConnectionPool, deps: MemoryDeps
 ) -> None:
     npc = new_npc()
     await observe_all(pool, deps, npc)
-    got = await ask(pool, deps, npc, "party at the cafe", k=2)
+    first, second = uuid.uuid4(), uuid.uuid4()
+    got = await ask(pool, deps, npc, "party at the cafe", k=2, cause=Cause(first, first))
+    await ask(pool, deps, npc, "party at the cafe", k=2, cause=Cause(first, first))  # a repeat: no change
+    other = await ask(pool, deps, npc, "teeth", k=1, cause=Cause(second, second))
     async with pool.connection() as conn:
+        assert await EventStore().read_stream(conn, npc.tenant_id, access_stream_id(npc)) == []
+        async with conn.transaction():
+            flushed = await flush_accesses(UnitOfWork(conn, EventStore()), deps, npc.tenant_id, npc.world_id)
         events = await EventStore().read_stream(conn, npc.tenant_id, access_stream_id(npc))
         stream = await MemoryRepository().get_npc(conn, npc)
         assert stream is not None
         memories = {m.memory_id: m for m in await MemoryRepository().all_memories(conn, stream)}
-    accessed = events[-1].envelope.payload
+        claimed = await conn.execute("SELECT count(*) FROM processed_events WHERE consumer = %s"
+                                     " AND event_id = %s", (deps.consumer, flushed[0].event_id))
+        assert (await claimed.fetchone()) == (1,)  # folded where appended: the consumer skips it
+    [accessed] = [e.envelope.payload for e in events]
     assert isinstance(accessed, MemoriesAccessed)
-    assert accessed.memory_ids == tuple(r.memory.memory_id for r in got) and accessed.accessed_at == NOW
+    returned = [r.memory.memory_id for r in got]
+    assert set(accessed.memory_ids) == {*returned, other[0].memory.memory_id} and accessed.accessed_at == NOW
+    by_cause = {r.cause: r.memory_ids for r in accessed.retrievals}
+    assert by_cause == {first: tuple(returned), second: (other[0].memory.memory_id,)}
     assert {mid for mid, m in memories.items() if m.last_accessed_at == NOW} == set(accessed.memory_ids)
+
+
+async def test_a_step_turns_only_its_own_accesses_into_events(
+    pool: AsyncConnectionPool, deps: MemoryDeps
+) -> None:
+    npc = new_npc()
+    await observe_all(pool, deps, npc)
+    await ask(pool, deps, npc, "party at the cafe", k=1)
+    async with pool.connection() as conn, conn.transaction():
+        await retrieve(conn, deps, npc, "teeth", k=1, now=NOW + timedelta(seconds=10))  # the next step's
+        flushed = await flush_accesses(UnitOfWork(conn, EventStore()), deps, npc.tenant_id, npc.world_id,
+                                       until=NOW)
+        left = await MemoryRepository().take_accesses(conn, npc.tenant_id, npc.world_id)
+    assert [e.payload.accessed_at for e in flushed] == [NOW]  # type: ignore[attr-defined]
+    assert [a.accessed_at for a in left] == [NOW + timedelta(seconds=10)]
 
 
 @pytest.mark.parametrize("field", ["tenant_id", "world_id", "npc_id"])
