@@ -42,3 +42,11 @@ CREATE TRIGGER memory_accesses_taken AFTER DELETE ON memory_accesses_pending
 -- The why view finds the accesses a handling made inside the batched events.
 CREATE INDEX events_access_causes_idx ON events USING gin ((payload -> 'retrievals') jsonb_path_ops)
     WHERE type = 'MemoriesAccessed';
+
+-- The memory service now claims its own MemoryRecorded events where it appends them, and its consumer no
+-- longer reads them back. Those it had not read back yet at the upgrade have their rows already (the
+-- recording wrote them): claim them, so a rebuild folds exactly what the live read model holds. (An own
+-- MemoriesAccessed not read back yet was not applied either: it stays unclaimed, out of both.)
+INSERT INTO processed_events (consumer, event_id)
+SELECT 'memory', event_id FROM events WHERE type = 'MemoryRecorded' AND forked_from IS NULL
+ON CONFLICT DO NOTHING;

@@ -50,6 +50,10 @@ class Projection:
     # write exactly the rows its appliers would (memory, which has the vectors at hand) turns this off:
     # its own events are then folded, as no-ops, when its consumer reads them back.
     fold_on_append: bool = True
+    # Types only this service appends, which it folds and claims where it appends them (and a fork's copies
+    # when the fork's WorldForked arrives): its consumer neither reads their topic for them nor owes them.
+    # ``rebuild`` folds them like any other claimed event.
+    appended_only: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         unknown = set(self.appliers) - set(EVENT_TYPES)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,8 @@ from npcworld.contracts import (
 from npcworld.contracts.players import PlayerForgotten
 from npcworld.embeddings import EmbeddingSpace, check_space
 from npcworld.errors import PermanentError
-from npcworld.projection import Projection
+from npcworld.eventstore import EventFilter, EventStore
+from npcworld.projection import Applier, Projection
 from npcworld.shredding import FORGOTTEN
 from npcworld.stepping import steps
 from services.memory.deps import MemoryDeps
@@ -46,9 +47,9 @@ from services.memory.domain import (
 )
 from services.memory.repository import Conn, PlayerMemories
 
-__all__ = ["TABLES", "NoImportanceRater", "apply_accessed", "apply_corrected", "apply_held_accesses",
-           "apply_recorded", "apply_recorded_new", "build_projection", "claim_own", "reembed_stream",
-           "replay_memory_events"]
+__all__ = ["TABLES", "NoImportanceRater", "apply_accessed", "apply_corrected", "apply_forgotten",
+           "apply_held_accesses", "apply_or_hold_accessed", "apply_recorded", "apply_recorded_new",
+           "build_projection", "claim_own", "fold_fork_copies", "reembed_stream", "replay_memory_events"]
 
 logger = logging.getLogger(__name__)
 TABLES = ("memory_npcs", "memories", "memory_access", "memory_clocks", "memory_forgotten", "memory_retired")
@@ -65,12 +66,14 @@ class NoImportanceRater:
 def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
     """The memory read model's appliers, bound to the embedder they fall back on.
 
-    The memory service folds its own events (MemoryRecorded, MemoriesAccessed) itself, one at a time where
-    it appends them (``record_memories`` with the vector it just computed, ``flush_accesses``), and claims
-    them for its consumer there (``claim_own``), so a handler later in the same transaction reads them and
-    the consumer skips them when they come back. The loop therefore does not fold them again
-    (``fold_on_append`` off). Designers' edits and a fork's copies arrive through the consumer as usual.
-    A rebuild folds the same events through the same appliers, so it equals the live read model row for row.
+    The memory service folds its own events (MemoryRecorded, MemoriesAccessed) itself, one call at a time
+    where it appends them (``record_memories`` with the vector it just computed, ``flush_accesses``), and
+    claims them for its consumer there (``claim_own``), so a handler later in the same transaction reads
+    them; its consumer does not read them back (``appended_only``; the loop's ``fold_on_append`` is off).
+    A fork's copies of memory events are folded, in store order, when the fork's WorldForked arrives
+    (``fold_fork_copies``): a copied correction then always finds the memory it corrects. Designers' edits
+    arrive through the consumer (topic npcworld.memory-edits.v1). A rebuild folds the same claimed events
+    through the same appliers, so it equals the live read model row for row.
     """
     kept = {"vectors": False}
 
@@ -86,10 +89,15 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
         await deps.repository.restore_own_indexes(conn)
 
     async def recorded(event: Envelope, conn: AsyncConnection[Any]) -> None:
-        await apply_recorded(conn, deps, event, kept_vectors=kept["vectors"])
+        if event.forked_from is None:  # a fork's copies: with its WorldForked
+            await apply_recorded(conn, deps, event, kept_vectors=kept["vectors"])
 
     async def accessed(event: Envelope, conn: AsyncConnection[Any]) -> None:
-        await apply_accessed(conn, deps, event)
+        if event.forked_from is None:
+            await apply_or_hold_accessed(conn, deps, event)
+
+    async def forked(event: Envelope, conn: AsyncConnection[Any]) -> None:
+        await fold_fork_copies(conn, event, copies, consumer)
 
     async def clock_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
         clock = event.payload
@@ -110,14 +118,23 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
         await deps.repository.ensure_npc(conn, npc, name=created.name, persona=persona)
 
     async def corrected(event: Envelope, conn: AsyncConnection[Any]) -> None:
-        await apply_corrected(conn, deps, event)
+        if event.forked_from is None:
+            await apply_corrected(conn, deps, event)
 
     async def forgotten(event: Envelope, conn: AsyncConnection[Any]) -> None:
-        p = event.payload
-        assert isinstance(p, MemoryForgotten)
-        npc = _npc(event)
-        stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
-        await deps.repository.forget(conn, stream, p.memory_id)
+        if event.forked_from is None:
+            await apply_forgotten(conn, deps, event)
+
+    # How a fork's copies are folded (all four types, in store order, whichever topic they are on).
+    async def recorded_copy(event: Envelope, conn: AsyncConnection[Any]) -> None:
+        await apply_recorded(conn, deps, event, kept_vectors=kept["vectors"])
+
+    copies: dict[str, Applier] = {
+        "MemoryRecorded": recorded_copy,
+        "MemoriesAccessed": lambda e, c: apply_or_hold_accessed(c, deps, e),
+        "MemoryCorrected": lambda e, c: apply_corrected(c, deps, e),
+        "MemoryForgotten": lambda e, c: apply_forgotten(c, deps, e),
+    }
 
     async def npc_retired(event: Envelope, conn: AsyncConnection[Any]) -> None:
         p = event.payload
@@ -138,10 +155,11 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
         {"NpcCreated": npc_created, "MemoryRecorded": recorded, "MemoriesAccessed": accessed,
          "WorldDeleted": world_deleted, "ClockChanged": clock_changed, "StepCompleted": step_completed,
          "NpcPersonaChanged": npc_created, "MemoryCorrected": corrected, "MemoryForgotten": forgotten,
-         "PlayerForgotten": player_forgotten, "NpcRetired": npc_retired},
+         "PlayerForgotten": player_forgotten, "NpcRetired": npc_retired, "WorldForked": forked},
         prepare=keep_derived,
         finish=restore_derived,
         fold_on_append=False,
+        appended_only=frozenset({"MemoryRecorded", "MemoriesAccessed"}),
     )
 
 
@@ -234,6 +252,49 @@ async def apply_accessed(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
     npc = _npc(event)
     stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
     await deps.repository.mark_accessed(conn, stream, p.memory_ids, p.accessed_at)
+
+
+async def apply_or_hold_accessed(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
+    """Apply a MemoriesAccessed. One of an older log (a single retrieval's, with its ``query``) in a
+    stepped world waits for the step's end, as it did when it was made; batched ones are appended at the
+    step's end already."""
+    p = event.payload
+    assert isinstance(p, MemoriesAccessed)
+    if p.query is not None and not p.retrievals and await deps.repository.is_stepped(
+            conn, event.tenant_id, event.world_id):
+        await deps.repository.hold(conn, event)
+    else:
+        await apply_accessed(conn, deps, event)
+
+
+async def apply_forgotten(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
+    """A designer removed a memory from the NPC's stream."""
+    p = event.payload
+    assert isinstance(p, MemoryForgotten)
+    npc = _npc(event)
+    stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
+    await deps.repository.forget(conn, stream, p.memory_id)
+
+
+async def fold_fork_copies(
+    conn: Conn, forked: Envelope, appliers: Mapping[str, Applier], consumer: str
+) -> int:
+    """Fold a fork's copies of memory events (its WorldForked closes the copy, so they are all stored) in
+    store order, and claim them for ``consumer``; returns how many. Idempotent, so a rebuild, which
+    meets the WorldForked again, folds them again to the same rows."""
+    store, after, done = EventStore(), 0, 0
+    where = EventFilter(tenant_id=forked.tenant_id, world_id=forked.world_id, types=tuple(appliers))
+    while batch := await store.read_all(conn, after, _BATCH, where):
+        copies = [s.envelope for s in batch if s.envelope.forked_from is not None]
+        for copy in copies:
+            await appliers[copy.type](copy, conn)
+        await conn.execute(
+            "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])"
+            " ON CONFLICT DO NOTHING", (consumer, [c.event_id for c in copies]),
+        )
+        done += len(copies)
+        after = batch[-1].seq
+    return done
 
 
 async def apply_held_accesses(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:

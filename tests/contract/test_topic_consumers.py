@@ -1,6 +1,6 @@
 """The topic catalogue names exactly the services whose consumer loop reads each topic: for a reaction
 (``HANDLERS``) or for a projection applier (a service folds copies made by a world fork, and other services'
-events, into its read model)."""
+events, into its read model), not for the events a service appends and folds itself."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ def _read(service: str) -> set[str]:
     projection: Any = getattr(module, "PROJECTION", None)
     if service == "memory":  # its projection is built around the configured embedder; the types are fixed
         projection = importlib.import_module("services.memory.projection").build_projection(None)
-    if projection is not None:
-        types |= set(projection.appliers)
+    if projection is not None:  # less the types it folds where it appends them (never read back)
+        types |= set(projection.appliers) - projection.appended_only
     return {EVENT_TYPES[t].topic.name for t in types}
 
 

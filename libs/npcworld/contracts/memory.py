@@ -1,4 +1,4 @@
-"""Memory-stream events (topic npcworld.memory.v1, keyed by NPC)."""
+"""Memory-stream events (npcworld.memory.v1, keyed by NPC; designers' edits on npcworld.memory-edits.v1)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from npcworld.contracts.base import EventPayload
-from npcworld.contracts.topics import MEMORY, Topic
+from npcworld.contracts.topics import MEMORY, MEMORY_EDITS, Topic
 
 __all__ = ["AccessCause", "MemoriesAccessed", "MemoryCorrected", "MemoryForgotten", "MemoryKind",
            "MemoryRecorded", "MemorySource", "Trust", "legacy_provenance"]
@@ -102,7 +102,7 @@ class MemoryCorrected(EventPayload):
     """
 
     event_type: ClassVar[str] = "MemoryCorrected"
-    topic: ClassVar[Topic] = MEMORY
+    topic: ClassVar[Topic] = MEMORY_EDITS
 
     memory_id: str
     description: str = Field(min_length=1, max_length=4000)
@@ -112,6 +112,6 @@ class MemoryForgotten(EventPayload):
     """A designer removed a memory from the envelope's NPC: it is gone from retrieval and listings."""
 
     event_type: ClassVar[str] = "MemoryForgotten"
-    topic: ClassVar[Topic] = MEMORY
+    topic: ClassVar[Topic] = MEMORY_EDITS
 
     memory_id: str

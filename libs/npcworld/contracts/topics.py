@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["ALL_TOPICS", "DEAD_LETTER", "DIALOGUE", "MEMORY", "PERCEPTION", "PLANNING", "REFLECTION",
-           "RELAY_MARKER", "WORLD", "Topic"]
+__all__ = ["ALL_TOPICS", "DEAD_LETTER", "DIALOGUE", "MEMORY", "MEMORY_EDITS", "PERCEPTION", "PLANNING",
+           "REFLECTION", "RELAY_MARKER", "WORLD", "Topic"]
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,14 @@ PERCEPTION = Topic(
     "What each NPC perceived; keyed by NPC so per-NPC order holds.",
 )
 MEMORY = Topic(
-    "npcworld.memory.v1", "npc_id", 12, ("memory", "gateway"), ("memory", "reflection"),
-    "Memories recorded and accessed in each NPC's memory stream; designers' corrections and removals.",
+    "npcworld.memory.v1", "npc_id", 12, ("memory",), ("reflection",),
+    "Memories recorded and accessed in each NPC's memory stream (the memory service folds its own events "
+    "where it appends them and does not read this topic; a fork's copies it folds with the fork's "
+    "WorldForked).",
+)
+MEMORY_EDITS = Topic(
+    "npcworld.memory-edits.v1", "npc_id", 3, ("gateway",), ("memory",),
+    "Designers' corrections and removals of memories.",
 )
 REFLECTION = Topic(
     "npcworld.reflection.v1", "npc_id", 12, ("reflection",), ("memory", "reflection"),
@@ -58,5 +64,5 @@ RELAY_MARKER = Topic(
 )
 
 ALL_TOPICS: tuple[Topic, ...] = (
-    WORLD, PERCEPTION, MEMORY, REFLECTION, PLANNING, DIALOGUE, DEAD_LETTER, RELAY_MARKER,
+    WORLD, PERCEPTION, MEMORY, MEMORY_EDITS, REFLECTION, PLANNING, DIALOGUE, DEAD_LETTER, RELAY_MARKER,
 )

@@ -137,7 +137,10 @@ class ConsumerLoop(Generic[D]):
         # False: stepped clocks do not wait for this consumer (see ``Heartbeat``).
         self.paces_steps = paces_steps
         self.store = EventStore()
-        self.topics = sorted({EVENT_TYPES[t].topic.name for t in (*handlers, *self.appliers)})
+        # The types read from Kafka: a projection's appended-only types never come that way.
+        own = projection.appended_only if projection is not None else frozenset()
+        self.consumed = frozenset({*handlers, *(t for t in self.appliers if t not in own)})
+        self.topics = sorted({EVENT_TYPES[t].topic.name for t in self.consumed})
         self.started = asyncio.Event()
         self._positions: dict[TopicPartition, int] = {}
         self._stop: asyncio.Event | None = None
@@ -155,7 +158,7 @@ class ConsumerLoop(Generic[D]):
         if producer is None:
             return
         dead = DeadLetterer(self.name, producer)
-        types = {*self.handlers, *self.appliers}
+        types = set(self.consumed)
         heartbeat = Heartbeat(self.pool, self.name, types, seconds=self.heartbeat_seconds,
                               paces_steps=self.paces_steps)
         try:
