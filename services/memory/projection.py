@@ -24,11 +24,14 @@ from npcworld.contracts import (
     NpcCreated,
     NpcPersonaChanged,
     NpcRetired,
+    StepCompleted,
+    WorldDeleted,
+    carries,
 )
 from npcworld.contracts.players import PlayerForgotten
 from npcworld.embeddings import EmbeddingSpace, check_space
 from npcworld.errors import PermanentError
-from npcworld.projection import Projection
+from npcworld.projection import Appliers, Projection, applier
 from npcworld.shredding import FORGOTTEN
 from npcworld.stepping import steps
 from services.memory.deps import MemoryDeps
@@ -79,18 +82,17 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
     async def restore_derived(conn: AsyncConnection[Any]) -> None:
         await deps.repository.restore_own_indexes(conn)
 
-    async def recorded(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def recorded(event: Envelope[MemoryRecorded], conn: AsyncConnection[Any]) -> None:
         await apply_recorded(conn, deps, event, kept_vectors=kept["vectors"])
 
-    async def accessed(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def accessed(event: Envelope[MemoriesAccessed], conn: AsyncConnection[Any]) -> None:
         if await deps.repository.is_stepped(conn, event.tenant_id, event.world_id):
             await deps.repository.hold(conn, event)  # applied when the step completes
         else:
             await apply_accessed(conn, deps, event)
 
-    async def clock_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def clock_changed(event: Envelope[ClockChanged], conn: AsyncConnection[Any]) -> None:
         clock = event.payload
-        assert isinstance(clock, ClockChanged)
         stepped = steps(clock)
         await deps.repository.set_stepped(conn, event.tenant_id, event.world_id, stepped)
         if not stepped:
@@ -99,43 +101,45 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
     async def step_completed(event: Envelope, conn: AsyncConnection[Any]) -> None:
         await apply_held_accesses(conn, deps, event)
 
-    async def npc_created(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def npc_created(
+        event: Envelope[NpcCreated | NpcPersonaChanged], conn: AsyncConnection[Any]
+    ) -> None:
         created = event.payload
-        assert isinstance(created, NpcCreated | NpcPersonaChanged)
         persona = persona_summary(created.name, created.age, created.traits, created.occupation)
         npc = NpcRef(event.tenant_id, event.world_id, created.npc_id)
         await deps.repository.ensure_npc(conn, npc, name=created.name, persona=persona)
 
-    async def corrected(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def corrected(event: Envelope[MemoryCorrected], conn: AsyncConnection[Any]) -> None:
         await apply_corrected(conn, deps, event)
 
-    async def forgotten(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def forgotten(event: Envelope[MemoryForgotten], conn: AsyncConnection[Any]) -> None:
         p = event.payload
-        assert isinstance(p, MemoryForgotten)
         npc = _npc(event)
         stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
         await deps.repository.forget(conn, stream, p.memory_id)
 
-    async def npc_retired(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def npc_retired(event: Envelope[NpcRetired], conn: AsyncConnection[Any]) -> None:
         p = event.payload
-        assert isinstance(p, NpcRetired)
         await deps.repository.retire(conn, NpcRef(event.tenant_id, event.world_id, p.npc_id))
 
     async def world_deleted(event: Envelope, conn: AsyncConnection[Any]) -> None:
         await deps.repository.delete_world(conn, event.tenant_id, event.world_id)
 
-    async def player_forgotten(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def player_forgotten(event: Envelope[PlayerForgotten], conn: AsyncConnection[Any]) -> None:
         p = event.payload
-        assert isinstance(p, PlayerForgotten)
         await PlayerMemories().forget_player(conn, event.tenant_id, event.world_id, p.player_id)
 
     return Projection(
         consumer,
         TABLES,
-        {"NpcCreated": npc_created, "MemoryRecorded": recorded, "MemoriesAccessed": accessed,
-         "WorldDeleted": world_deleted, "ClockChanged": clock_changed, "StepCompleted": step_completed,
-         "NpcPersonaChanged": npc_created, "MemoryCorrected": corrected, "MemoryForgotten": forgotten,
-         "PlayerForgotten": player_forgotten, "NpcRetired": npc_retired},
+        Appliers(
+            applier(NpcCreated, npc_created), applier(MemoryRecorded, recorded),
+            applier(MemoriesAccessed, accessed), applier(WorldDeleted, world_deleted),
+            applier(ClockChanged, clock_changed), applier(StepCompleted, step_completed),
+            applier(NpcPersonaChanged, npc_created), applier(MemoryCorrected, corrected),
+            applier(MemoryForgotten, forgotten), applier(PlayerForgotten, player_forgotten),
+            applier(NpcRetired, npc_retired),
+        ),
         prepare=keep_derived,
         finish=restore_derived,
         fold_on_append=False,
@@ -148,10 +152,11 @@ def _npc(event: Envelope) -> NpcRef:
     return NpcRef(event.tenant_id, event.world_id, event.npc_id)
 
 
-async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope, *, kept_vectors: bool = False) -> int:
+async def apply_recorded(
+    conn: Conn, deps: MemoryDeps, event: Envelope[MemoryRecorded], *, kept_vectors: bool = False
+) -> int:
     """Insert the recorded memory unless the stream has it; returns 1 when it was new."""
     p = event.payload
-    assert isinstance(p, MemoryRecorded)
     npc = _npc(event)
     # The live consumer sees its own MemoryRecorded events again: a read, never a write, for those.
     stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
@@ -176,10 +181,9 @@ async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope, *, kept_
     return await deps.repository.add(conn, stream, [memory], vectors, model=model, source_event_id=source)
 
 
-async def apply_corrected(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
+async def apply_corrected(conn: Conn, deps: MemoryDeps, event: Envelope[MemoryCorrected]) -> None:
     """A designer's correction: the new text and its vector (embedded here, in the stream's space)."""
     p = event.payload
-    assert isinstance(p, MemoryCorrected)
     stream = await deps.repository.get_npc(conn, _npc(event))
     found = await deps.repository.get_many(conn, stream, [p.memory_id]) if stream else {}
     if stream is None or p.memory_id not in found:
@@ -194,10 +198,9 @@ async def apply_corrected(conn: Conn, deps: MemoryDeps, event: Envelope) -> None
     await deps.repository.correct(conn, stream, p.memory_id, p.description, key, vectors[0])
 
 
-async def apply_accessed(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
+async def apply_accessed(conn: Conn, deps: MemoryDeps, event: Envelope[MemoriesAccessed]) -> None:
     """Move the accessed memories' last access forward (never back)."""
     p = event.payload
-    assert isinstance(p, MemoriesAccessed)
     npc = _npc(event)
     stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
     await deps.repository.mark_accessed(conn, stream, p.memory_ids, p.accessed_at)
@@ -206,7 +209,8 @@ async def apply_accessed(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
 async def apply_held_accesses(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
     """Apply the world's accesses held back during a step (order is irrelevant: access only moves forward)."""
     for held in await deps.repository.take_held(conn, event.tenant_id, event.world_id, accesses=True):
-        await apply_accessed(conn, deps, held)
+        if carries(held, MemoriesAccessed):
+            await apply_accessed(conn, deps, held)
 
 
 async def replay_memory_events(conn: Conn, deps: MemoryDeps, events: Sequence[Envelope]) -> int:
@@ -217,9 +221,9 @@ async def replay_memory_events(conn: Conn, deps: MemoryDeps, events: Sequence[En
     """
     added = 0
     for event in events:
-        if isinstance(event.payload, MemoryRecorded):
+        if carries(event, MemoryRecorded):
             added += await apply_recorded(conn, deps, event)
-        elif isinstance(event.payload, MemoriesAccessed):
+        elif carries(event, MemoriesAccessed):
             await apply_accessed(conn, deps, event)
     return added
 

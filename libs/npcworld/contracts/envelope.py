@@ -1,9 +1,9 @@
 """The one envelope every event travels in, and its JSON encoding.
 
 ``Envelope[P]`` names an envelope whose payload is a ``P``: handlers declare the payload class they take
-(``event: Envelope[PlayerSpoke]``) and the route that calls them checks it once (``npcworld.messaging.routes``).
-On the wire nothing changes: the payload is decoded by ``type`` (``npcworld.contracts.registry``), and a bare
-``Envelope`` is one of any payload.
+(``event: Envelope[PlayerSpoke]``) and the route that calls them checks it once
+(``npcworld.messaging.routes``). On the wire nothing changes: the payload is decoded by ``type``
+(``npcworld.contracts.registry``), and a bare ``Envelope`` is one of any payload.
 """
 
 from __future__ import annotations
@@ -12,14 +12,13 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any, Generic
 
-from typing_extensions import TypeVar
-
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
+from typing_extensions import TypeIs, TypeVar
 
 from npcworld.contracts.base import EventPayload
 from npcworld.ids import uuid7
 
-__all__ = ["Envelope", "P", "TraceContext"]
+__all__ = ["Envelope", "P", "TraceContext", "carries"]
 
 # Covariant: an envelope is frozen, so an ``Envelope[PlayerSpoke]`` is an ``Envelope`` wherever one is read.
 # The default keeps a bare ``Envelope`` (decoding, the store, the outbox) one of any payload.
@@ -106,3 +105,9 @@ class Envelope(BaseModel, Generic[P]):
     def header_fields(self) -> dict[str, Any]:
         """Everything but the payload, as JSON-compatible values."""
         return self.model_dump(mode="json", exclude={"payload"})
+
+
+def carries(event: Envelope, payload: type[Q]) -> TypeIs[Envelope[Q]]:
+    """Whether ``event``'s payload is a ``payload`` (narrowing the envelope, for code that takes events of
+    several classes from one source: a replay, a table of held events)."""
+    return isinstance(event.payload, payload)

@@ -27,7 +27,7 @@ from npcworld.llm import OfflineLLM
 from npcworld.memory_client.testing import FakeMemoryReader
 from services.dialogue.deps import DialogueDeps
 from services.dialogue.domain import TurnRules
-from services.dialogue.handlers import HANDLERS
+from services.dialogue.handlers import ROUTES
 from tests.unit.dialogue.fakes import FakeDialogueRepository, FakeEventStore
 
 T0 = datetime(2023, 2, 14, 15, 0, tzinfo=UTC)
@@ -55,7 +55,7 @@ class World:
 
     async def handle(self, event: Envelope) -> list[Envelope]:
         uow = UnitOfWork(None, self.store, cause=event)  # type: ignore[arg-type]
-        await HANDLERS[event.type](event, uow, self.deps)
+        await ROUTES[event.type](event, uow, self.deps)
         return uow.appended
 
     async def converse(self, request: Envelope) -> list[Envelope]:
