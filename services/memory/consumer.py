@@ -77,7 +77,7 @@ async def serve_memory(
             embedder=PrefetchingEmbedder(embedder or settings.build_embedder()),
             rater=LLMImportanceRater(build_llm(settings, llm_pool)),
             settings=settings,
-            rate_before_transaction=settings.provider != "offline",
+            rate_before_transaction=True,  # two phases with every provider (docs/reliability.md)
         )
         config = uvicorn.Config(
             create_app(deps, pool=pool, token=token), host=settings.memory_api_host,

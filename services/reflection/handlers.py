@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from npcworld.contracts import (
@@ -32,9 +31,6 @@ __all__ = [
     "on_reflection_triggered",
     "on_world_deleted",
 ]
-
-Handler = Callable[[Envelope, UnitOfWork, ConsumerDeps], Awaitable[None]]
-
 
 def _npc(event: Envelope) -> NpcKey:
     if event.npc_id is None:
@@ -98,10 +94,11 @@ async def on_reflection_failed(
     await deps.repository.save(uow.conn, npc, fail_run(acc, failed.run), pending_since=None)
 
 
-async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: ConsumerDeps) -> None:
+async def on_npc_created(
+    event: Envelope[NpcCreated | NpcPersonaChanged], uow: UnitOfWork, deps: ConsumerDeps
+) -> None:
     """Remember the NPC's name for the reflection prompts (also after a designer renames it)."""
     created = event.payload
-    assert isinstance(created, NpcCreated | NpcPersonaChanged)
     npc = NpcKey(event.tenant_id, event.world_id, created.npc_id)
     await deps.repository.set_name(uow.conn, npc, created.name)
 
