@@ -209,12 +209,15 @@ async def on_world_deleted(event: Envelope, uow: UnitOfWork, deps: DialogueDeps)
     await deps.repository.delete_world(uow.conn, event.tenant_id, event.world_id)
 
 
+# Gathered in this order (one route after another): a poll's next lines, then its replies, then its
+# opening lines, the order in which their retrievals were made when the openings were made inside the
+# transaction (a retrieval marks what it read, which later retrievals' recency reads).
 ROUTES = Routes(
+    on(UtteranceSpoken, on_utterance_spoken, gather=gather_lines),
+    on(PlayerSpoke, on_player_spoke, gather=gather_replies),
     on(ConversationRequested, on_conversation_requested, gather=gather_openings),
     on(WorldTicked, on_world_ticked, gather=gather_queued),
     on(ClockChanged, on_clock_changed, gather=gather_queued),
-    on(UtteranceSpoken, on_utterance_spoken, gather=gather_lines),
-    on(PlayerSpoke, on_player_spoke, gather=gather_replies),
     on(PlayerForgotten, on_player_forgotten),
     on(InnerVoiceGiven, on_inner_voice_given),
     on(NpcCreated, on_npc_created),
