@@ -96,7 +96,10 @@ class MemoryConsumerLoop(ConsumerLoop[MemoryDeps]):
         base = self.deps
         try:
             try:
-                written = await self._written_now(events)
+                # A route that gathers does its own slow calls (a step's release rates its held writes):
+                # a dry run of it here would rate them a second time.
+                gathering = self.routes.gathering()
+                written = [e for e in await self._written_now(events) if e.type not in gathering]
                 if base.rate_before_transaction and written:
                     # Ratings and embeddings, found by a dry run, made with no transaction open; the poll's
                     # transaction then only writes (DESIGN.md "Two phases per handler").
