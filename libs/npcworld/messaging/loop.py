@@ -307,9 +307,9 @@ class ConsumerLoop(Generic[D]):
         try:
             async with self.pool.connection() as conn:
                 done = await _processed(conn, self.name, [e.event_id for es in events.values() for e in es])
-        except TRANSIENT_ERRORS:
+        except Exception:  # only the database being away: the transaction retries it with backoff
             logger.warning("%s: could not read what was processed; the batch is applied ungathered",
-                           self.name)
+                           self.name, exc_info=True)
             return {}
         todo = [(self.routes[t], fresh) for t in self.routes if t in events
                 if (fresh := [e for e in events[t] if e.event_id not in done])]
