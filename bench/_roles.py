@@ -10,10 +10,10 @@ from pathlib import Path
 
 from aiokafka import AIOKafkaProducer
 
-from npcworld.contracts import Envelope
+from npcworld.contracts import Envelope, ObservationMade
 from npcworld.db import open_pool
 from npcworld.eventstore import UnitOfWork
-from npcworld.messaging import ConsumerLoop
+from npcworld.messaging import ConsumerLoop, Routes, on
 from npcworld.outbox import OutboxRelay
 
 BENCH_DDL = """
@@ -76,7 +76,7 @@ async def run_consumer(database_url: str, bootstrap: str, max_records: int) -> N
     stop = _stop_on_sigterm()
     pool = await open_pool(database_url, min_size=1, max_size=2, name="bench-consumer")
     loop: ConsumerLoop[None] = ConsumerLoop(
-        CONSUMER_NAME, {"ObservationMade": on_observation_made}, None,
+        CONSUMER_NAME, Routes(on(ObservationMade, on_observation_made)), None,
         pool=pool, bootstrap=bootstrap, max_records=max_records,
     )
     try:

@@ -27,7 +27,7 @@ from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.llm import build_llm
 from npcworld.memory_client.testing import FakeMemoryReader
 from services.planning.deps import PlanningDeps
-from services.planning.handlers import HANDLERS
+from services.planning.handlers import ROUTES
 from services.planning.settings import Settings
 
 TENANT, WORLD = "bench", "brindle-hollow"
@@ -63,7 +63,7 @@ async def handle(pool: Any, deps: PlanningDeps, payload: EventPayload, at: datet
     event = Envelope.new(payload, tenant_id=TENANT, world_id=WORLD, world_time=at, npc_id=npc_id)
     async with pool.connection() as conn, conn.transaction():
         uow = UnitOfWork(conn, EventStore(), cause=event)
-        await HANDLERS[event.type](event, uow, deps)
+        await ROUTES[event.type](event, uow, deps)
     return uow.appended
 
 

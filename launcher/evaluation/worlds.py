@@ -14,7 +14,7 @@ import httpx
 from psycopg_pool import AsyncConnectionPool
 
 from launcher.evaluation.rating import CONDITIONS
-from npcworld.contracts import WorldCreated
+from npcworld.contracts import Envelope, WorldCreated
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.fork import world_stream
 from npcworld.templates import load_template
@@ -65,7 +65,8 @@ async def create_world(pool: AsyncConnectionPool, tenant_id: str, world_id: str,
     async with pool.connection() as conn, conn.transaction():
         uow = UnitOfWork(conn, EventStore())
         created = WorldCreated(name=world_id, start_time=start, ablations=CONDITIONS[condition])
-        events = [uow.new_event(created, tenant_id=tenant_id, world_id=world_id, world_time=start)]
+        events: list[Envelope] = [uow.new_event(created, tenant_id=tenant_id, world_id=world_id,
+                                                world_time=start)]
         events.append(uow.new_event(template.definition(name), tenant_id=tenant_id, world_id=world_id,
                                     world_time=start))
         events += [uow.new_event(npc, tenant_id=tenant_id, world_id=world_id, world_time=start,

@@ -1,6 +1,6 @@
 """The event being handled: work done for it elsewhere (a model call, a retrieval) names it as its cause.
 
-The consumer loop, a prepare hook and a reflection job set the cause while they work for one event
+The consumer loop, a gather step and a reflection job set the cause while they work for one event
 (``handling``); the LLM layer records it with each call (``llm_calls.cause_event_id``) and the memory client
 sends it with each retrieval (``CAUSE_HEADER``), so the ``MemoriesAccessed`` a retrieval appends is caused by
 that event and shares its correlation. ``npcworld why`` follows these links from any event back to the

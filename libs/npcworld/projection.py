@@ -6,29 +6,78 @@ claimed for the service's consumer there, so the state the service reads next is
 stored, and its consumer skips them when they come back from Kafka. Events of other services are folded by
 the consumer loop as they arrive. ``rebuild`` folds, in store order, exactly the events the consumer has
 claimed, so the rebuilt read model is the live one, row for row.
+
+Appliers are keyed by payload class (``Appliers(applier(WorldCreated, apply_world_created), ...)``): the
+applier checks the class once, so an applier declared ``event: Envelope[WorldCreated]`` needs no cast.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from psycopg import AsyncConnection, sql
 from psycopg_pool import AsyncConnectionPool
 
-from npcworld.contracts import EVENT_TYPES, Envelope
+from npcworld.contracts import EVENT_TYPES, Envelope, EventPayload
+from npcworld.errors import PermanentError
 from npcworld.eventstore import EventFilter, EventStore
 
-__all__ = ["Applier", "Projection", "differences", "rebuild"]
+__all__ = ["Applier", "Appliers", "Projection", "applier", "differences", "rebuild"]
 
 logger = logging.getLogger(__name__)
 
-Applier = Callable[[Envelope, AsyncConnection[Any]], Awaitable[None]]
+P = TypeVar("P", bound=EventPayload)
+_Fold = Callable[[Envelope, AsyncConnection[Any]], Awaitable[None]]
 Hook = Callable[[AsyncConnection[Any]], Awaitable[None]]
 Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Applier:
+    """Folds one payload class's events into a read model (built by ``applier``)."""
+
+    payload: type[EventPayload]
+    fold: _Fold
+
+    async def __call__(self, event: Envelope, conn: AsyncConnection[Any]) -> None:
+        """Fold ``event`` (raises PermanentError when its payload is not of the applier's class)."""
+        if not isinstance(event.payload, self.payload):
+            raise PermanentError(
+                f"{event.type} event carries a {type(event.payload).__name__}, not a {self.payload.__name__}"
+            )
+        await self.fold(event, conn)
+
+
+def applier(
+    payload: type[P], fold: Callable[[Envelope[P], AsyncConnection[Any]], Awaitable[None]]
+) -> Applier:
+    """The applier of ``payload``'s events."""
+    return Applier(payload, cast(_Fold, fold))
+
+
+class Appliers(Mapping[str, Applier]):
+    """A projection's appliers by event type (one per payload class)."""
+
+    def __init__(self, *appliers: Applier) -> None:
+        by_type: dict[str, Applier] = {}
+        for one in appliers:
+            if one.payload.event_type in by_type:
+                raise ValueError(f"two appliers for {one.payload.event_type}")
+            by_type[one.payload.event_type] = one
+        self._appliers = by_type
+
+    def __getitem__(self, event_type: str) -> Applier:
+        return self._appliers[event_type]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._appliers)
+
+    def __len__(self) -> int:
+        return len(self._appliers)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -13,7 +13,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from npcworld.db import apply_migrations, database_reachable, open_pool
 from npcworld.lanes import Lane
-from npcworld.messaging import ConsumerLoop, Handler, Prepare, ensure_topics
+from npcworld.messaging import ConsumerLoop, Routes, ensure_topics
 from npcworld.messaging.reconnect import Backoff
 from npcworld.projection import Projection
 from npcworld.settings import CommonSettings, StackEndpoints, resolve_endpoints
@@ -47,12 +47,11 @@ def configure_logging(level: str) -> None:
 def run_service(
     name: str,
     settings: CommonSettings,
-    handlers: Mapping[str, Handler[Any]],
+    routes: Routes[Any],
     *,
     deps: Any = None,
     deps_factory: DepsFactory | None = None,
     projection: Projection | None = None,
-    prepare: Prepare[Any] | None = None,
     events_per_transaction: int | None = None,
     beside: Iterable[Lane] = (),
     paces_steps: bool = True,
@@ -62,21 +61,20 @@ def run_service(
     wait on a model takes 1)."""
     configure_logging(settings.log_level)
     configure_telemetry(name)
-    asyncio.run(serve(name, settings, handlers, deps=deps, deps_factory=deps_factory, projection=projection,
-                      prepare=prepare, events_per_transaction=events_per_transaction,
+    asyncio.run(serve(name, settings, routes, deps=deps, deps_factory=deps_factory, projection=projection,
+                      events_per_transaction=events_per_transaction,
                       beside=beside, paces_steps=paces_steps))
 
 
 async def serve(
     name: str,
     settings: CommonSettings,
-    handlers: Mapping[str, Handler[Any]],
+    routes: Routes[Any],
     *,
     deps: Any = None,
     deps_factory: DepsFactory | None = None,
     projection: Projection | None = None,
     stop: asyncio.Event | None = None,
-    prepare: Prepare[Any] | None = None,
     events_per_transaction: int | None = None,
     beside: Iterable[Lane] = (),
     paces_steps: bool = True,
@@ -92,8 +90,8 @@ async def serve(
     try:
         if deps_factory is not None:
             deps = await deps_factory(ServiceContext(settings, endpoints, pool))
-        loop = ConsumerLoop(name, handlers, deps, projection=projection, pool=pool,
-                            bootstrap=endpoints.kafka_bootstrap_servers, prepare=prepare,
+        loop = ConsumerLoop(name, routes, deps, projection=projection, pool=pool,
+                            bootstrap=endpoints.kafka_bootstrap_servers,
                             events_per_transaction=events_per_transaction,
                             ingest_share=settings.ingest_share, beside=beside,
                             paces_steps=paces_steps)

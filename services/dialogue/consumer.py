@@ -6,7 +6,7 @@ from npcworld.llm import build_llm
 from npcworld.memory_client.http import HttpMemoryReader
 from npcworld.service import ServiceContext, run_service
 from services.dialogue.deps import DialogueDeps
-from services.dialogue.handlers import HANDLERS, PREPARE
+from services.dialogue.handlers import ROUTES
 from services.dialogue.settings import Settings
 
 CONSUMER = "dialogue"
@@ -24,7 +24,7 @@ async def build_deps(ctx: ServiceContext) -> DialogueDeps:
 
 
 def main() -> None:
-    run_service(CONSUMER, Settings(), HANDLERS, deps_factory=build_deps, prepare=PREPARE)
+    run_service(CONSUMER, Settings(), ROUTES, deps_factory=build_deps)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ so every handler run is one LLM call and the conversation's events stay in order
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -16,6 +17,7 @@ from psycopg import AsyncConnection
 from npcworld.contracts import (
     Commitment,
     ConversationEnded,
+    ConversationRequested,
     Envelope,
     EventPayload,
     RelationshipChanged,
@@ -44,6 +46,7 @@ __all__ = [
     "closing_scene",
     "line_inputs",
     "open_conversation",
+    "opening",
     "prepare_line",
     "prepare_summary",
     "speak_next",
@@ -70,24 +73,38 @@ async def _scene(
     )
 
 
-async def open_conversation(
-    uow: UnitOfWork, deps: DialogueDeps, event: Envelope, target: str, *, reason: str, location: str | None
-) -> Conversation | None:
-    """Start a conversation of ``event.npc_id`` with ``target`` unless the rules refuse (then None)."""
+async def opening(
+    conn: AsyncConnection[Any], deps: DialogueDeps, event: Envelope, request: ConversationRequested, *,
+    conversation_id: str | None = None, also_open: Sequence[Conversation] = (),
+) -> Conversation | str:
+    """The conversation ``event.npc_id`` would open on ``request`` now, or why the rules refuse it; reads
+    only. ``also_open``: conversations opened meanwhile that are not stored yet (a gather step's own)."""
     assert event.npc_id is not None
-    t, w, now = event.tenant_id, event.world_id, event.world_time
+    t, w, now, pair = event.tenant_id, event.world_id, event.world_time, (event.npc_id, request.target_npc_id)
     repo = deps.repository
-    busy = await repo.open_conversations(uow.conn, t, w, (event.npc_id, target))
-    last = await repo.last_ended(uow.conn, t, w, (event.npc_id, target))
-    refusal: str | None = may_start(event.npc_id, target, now, open_conversations=busy, last_ended=last,
-                                    rules=deps.rules)
-    if refusal is None and await repo.any_retired(uow.conn, t, w, (event.npc_id, target)):
+    busy = await repo.open_conversations(conn, t, w, pair)
+    busy += tuple(c for c in also_open if set(c.participants) & set(pair))
+    last = await repo.last_ended(conn, t, w, pair)
+    refusal: str | None = may_start(*pair, now, open_conversations=busy, last_ended=last, rules=deps.rules)
+    if refusal is None and await repo.any_retired(conn, t, w, pair):
         refusal = "retired"
     if refusal is not None:
-        logger.info("conversation %s -> %s in world %s not started: %s", event.npc_id, target, w, refusal)
+        return refusal
+    return Conversation(conversation_id or new_id(), *pair, now, request.location_path, request.reason)
+
+
+async def open_conversation(
+    uow: UnitOfWork, deps: DialogueDeps, event: Envelope[ConversationRequested], *,
+    conversation_id: str | None = None,
+) -> Conversation | None:
+    """Start the conversation ``event`` requests unless the rules refuse (then None); ``conversation_id``:
+    the id its opening line was gathered for."""
+    conversation = await opening(uow.conn, deps, event, event.payload, conversation_id=conversation_id)
+    if isinstance(conversation, str):
+        logger.info("conversation %s -> %s in world %s not started: %s", event.npc_id,
+                    event.payload.target_npc_id, event.world_id, conversation)
         return None
-    conversation = Conversation(new_id(), event.npc_id, target, now, location, reason)
-    await repo.add_conversation(uow.conn, t, w, conversation)
+    await deps.repository.add_conversation(uow.conn, event.tenant_id, event.world_id, conversation)
     return conversation
 
 

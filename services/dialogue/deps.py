@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 from npcworld.llm import LLM
 from npcworld.memory_client import MemoryReader
-from npcworld.messaging import Prepared
 from services.dialogue.domain import TurnRules
 from services.dialogue.repository import DialogueRepository
 
@@ -22,6 +21,4 @@ class DialogueDeps:
     repository: DialogueRepository = field(default_factory=DialogueRepository)
     rules: TurnRules = field(default_factory=TurnRules)
     retrieve_k: int = 8
-    # Player replies and conversation lines computed before their transaction (``prepare_poll``), by event id.
-    prepared: Prepared = field(default_factory=Prepared)
     prepare_concurrency: int = 4

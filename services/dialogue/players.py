@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from npcworld.contracts import Envelope, PlayerSpoke, RelationshipChanged
 from npcworld.contracts.players import PlayerForgotten
+from npcworld.errors import PermanentError
 from services.dialogue.deps import DialogueDeps
 from services.dialogue.domain import after_conversation
-from services.dialogue.repository import Conn
-from services.dialogue.speaking import Reply
+from services.dialogue.repository import Conn, NpcProfile
+from services.dialogue.speaking import Reply, Scene
 
-__all__ = ["PLAYER_PREFIX", "after_chat", "familiarity_with", "forget_player", "is_forgotten", "player_other"]
+__all__ = ["PLAYER_PREFIX", "after_chat", "familiarity_with", "forget_player", "is_forgotten", "player_other",
+           "player_scene"]
 
 # Relationship ``other_id`` of a player; NPC ids cannot hold a colon, so the two never meet.
 PLAYER_PREFIX = "player:"
@@ -24,10 +26,10 @@ def player_other(player_id: str) -> str:
     return f"{PLAYER_PREFIX}{player_id}"
 
 
-async def familiarity_with(conn: Conn, deps: DialogueDeps, event: Envelope) -> int:
+async def familiarity_with(conn: Conn, deps: DialogueDeps, event: Envelope[PlayerSpoke]) -> int:
     """How many chats the envelope's NPC has had with the speaking player (0 for an interview)."""
     said = event.payload
-    assert isinstance(said, PlayerSpoke) and event.npc_id is not None
+    assert event.npc_id is not None
     if said.mode != "chat":
         return 0
     other = player_other(said.player_id)
@@ -36,11 +38,11 @@ async def familiarity_with(conn: Conn, deps: DialogueDeps, event: Envelope) -> i
 
 
 async def after_chat(
-    conn: Conn, deps: DialogueDeps, event: Envelope, reply: Reply
+    conn: Conn, deps: DialogueDeps, event: Envelope[PlayerSpoke], reply: Reply
 ) -> RelationshipChanged:
     """Save the NPC's relationship with the player after this exchange; the event that records it."""
     said = event.payload
-    assert isinstance(said, PlayerSpoke) and event.npc_id is not None
+    assert event.npc_id is not None
     t, w, other = event.tenant_id, event.world_id, player_other(said.player_id)
     current = await deps.repository.relationship(conn, t, w, event.npc_id, other)
     summary = f"Chatted with player {said.player_id}; they last said: \"{said.text[:300]}\""
@@ -50,16 +52,24 @@ async def after_chat(
                                summary=summary)
 
 
-async def is_forgotten(conn: Conn, deps: DialogueDeps, event: Envelope) -> bool:
+async def is_forgotten(conn: Conn, deps: DialogueDeps, event: Envelope[PlayerSpoke]) -> bool:
     """Whether the speaking player has been forgotten since (the NPC then neither replies nor keeps it)."""
     said = event.payload
-    assert isinstance(said, PlayerSpoke)
     return await deps.repository.player_forgotten(conn, event.tenant_id, said.player_id)
 
 
-async def forget_player(conn: Conn, deps: DialogueDeps, event: Envelope) -> None:
+async def forget_player(conn: Conn, deps: DialogueDeps, event: Envelope[PlayerForgotten]) -> None:
     """``PlayerForgotten``: every NPC of the world drops its relationship with the player."""
     forgotten = event.payload
-    assert isinstance(forgotten, PlayerForgotten)
     await deps.repository.delete_relationships(conn, event.tenant_id, event.world_id,
                                                player_other(forgotten.player_id))
+
+
+async def player_scene(conn: Conn, event: Envelope[PlayerSpoke], deps: DialogueDeps) -> Scene:
+    """The NPC spoken to, and the player (or interviewer) as the one it answers."""
+    said = event.payload
+    if event.npc_id is None:
+        raise PermanentError("PlayerSpoke without npc_id")
+    npc = await deps.repository.profile(conn, event.tenant_id, event.world_id, event.npc_id)
+    player = NpcProfile(said.player_id, said.interviewer or f"a visitor ({said.player_id})")
+    return Scene(event.tenant_id, event.world_id, event.world_time, npc, player)

@@ -278,6 +278,15 @@ class DialogueRepository:
         )
         return [row[3] for row in sorted(await cur.fetchall(), key=lambda r: (r[0], r[1], r[2]))]
 
+    async def peek_requests(self, conn: Conn, tenant: str, world: str, before: datetime | None) -> list[Any]:
+        """The requests ``take_requests`` would take now, in its order, leaving them queued."""
+        cur = await conn.execute(
+            f"SELECT world_time, initiator, target, envelope FROM dialogue_requests WHERE {_WORLD}"
+            " AND (%(b)s::timestamptz IS NULL OR world_time < %(b)s)",
+            {"t": tenant, "w": world, "b": before},
+        )
+        return [row[3] for row in sorted(await cur.fetchall(), key=lambda r: (r[0], r[1], r[2]))]
+
     async def delete_world(self, conn: Conn, tenant: str, world: str) -> None:
         for table in ("dialogue_npcs", "dialogue_places", "dialogue_conversations", "dialogue_relationships",
                       "dialogue_clocks", "dialogue_requests"):

@@ -8,12 +8,12 @@ reads wait for it instead, boundedly (services/gateway/freshness.py).
 from __future__ import annotations
 
 from npcworld.service import run_service
-from services.gateway.handlers import CONSUMER, HANDLERS, PROJECTION
+from services.gateway.handlers import CONSUMER, PROJECTION, ROUTES
 from services.gateway.settings import Settings
 
 
 def main() -> None:
-    run_service(CONSUMER, Settings(), HANDLERS, projection=PROJECTION, paces_steps=False)
+    run_service(CONSUMER, Settings(), ROUTES, projection=PROJECTION, paces_steps=False)
 
 
 if __name__ == "__main__":

@@ -64,12 +64,12 @@ def accessed_events(
 
 async def flush_accesses(
     uow: UnitOfWork, deps: MemoryDeps, tenant: str, world: str, *, until: datetime | None = None
-) -> list[Envelope]:
+) -> list[Envelope[MemoriesAccessed]]:
     """Turn the world's noted accesses (with ``until``: those at or before that world time) into one
     MemoriesAccessed per NPC, appended and folded in the caller's transaction; returns the events."""
     noted = await deps.repository.take_accesses(uow.conn, tenant, world, until=until)
     players = await deps.repository.causes_by_players(uow.conn, list({n.cause for n in noted if n.cause}))
-    events = []
+    events: list[Envelope[MemoriesAccessed]] = []
     for npc_id, payload in accessed_events(noted, players).items():
         npc = NpcRef(tenant, world, npc_id)
         event = uow.new_event(payload, tenant_id=tenant, world_id=world, npc_id=npc_id,

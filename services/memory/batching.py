@@ -1,6 +1,6 @@
 """Embedding a consumer poll at once: the memory consumer prefetches every text its handlers will embed.
 
-``EMBED_TEXTS`` says, per event type, which texts the handler will embed (a handler whose event is not
+``EMBED_TEXTS`` says, per payload class, which texts the handler will embed (a handler whose event is not
 listed still works: its texts are embedded on the spot). Copies made by a world fork are skipped: their
 handlers do not run.
 """
@@ -9,9 +9,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from npcworld.contracts import Envelope, NpcCreated, NpcReplied, ObservationMade, decode_envelope
+from npcworld.contracts import (
+    Envelope,
+    EventPayload,
+    NpcCreated,
+    NpcReplied,
+    ObservationMade,
+    carries,
+    decode_envelope,
+)
 from npcworld.embeddings import PrefetchingEmbedder
 from npcworld.errors import PermanentError
 from npcworld.messaging import ConsumerLoop
@@ -24,32 +32,40 @@ __all__ = ["EMBED_TEXTS", "MemoryConsumerLoop", "prefetch_embeddings"]
 logger = logging.getLogger(__name__)
 
 
+P = TypeVar("P", bound=EventPayload)
 Names = Mapping[tuple[str, str, str], str]  # (tenant, world, npc) → the name its stream has
 
 
-def _observation(event: Envelope, names: Names) -> list[str]:
-    assert isinstance(event.payload, ObservationMade)
+def _observation(event: Envelope[ObservationMade], names: Names) -> list[str]:
     return [event.payload.description]
 
 
-def _seed(event: Envelope, names: Names) -> list[str]:
-    assert isinstance(event.payload, NpcCreated)
+def _seed(event: Envelope[NpcCreated], names: Names) -> list[str]:
     return split_seed(event.payload.seed)
 
 
-def _chat(event: Envelope, names: Names) -> list[str]:
+def _chat(event: Envelope[NpcReplied], names: Names) -> list[str]:
     replied = event.payload
-    assert isinstance(replied, NpcReplied) and event.npc_id is not None
+    assert event.npc_id is not None
     name = names.get((event.tenant_id, event.world_id, event.npc_id))
     if replied.mode != "chat" or name is None:
         return []
     return [text for _, text in chat_memories(name, replied.player_id, replied.heard, replied.text)]
 
 
+class _Texts(Generic[P]):
+    """The texts one payload class's handler embeds (the class is checked once, here)."""
+
+    def __init__(self, payload: type[P], texts: Callable[[Envelope[P], Names], list[str]]) -> None:
+        self.payload, self.texts = payload, texts
+
+    def __call__(self, event: Envelope, names: Names) -> list[str]:
+        return self.texts(event, names) if carries(event, self.payload) else []
+
+
 EMBED_TEXTS: dict[str, Callable[[Envelope, Names], list[str]]] = {
-    "ObservationMade": _observation,
-    "NpcCreated": _seed,
-    "NpcReplied": _chat,
+    t.payload.event_type: t
+    for t in (_Texts(ObservationMade, _observation), _Texts(NpcCreated, _seed), _Texts(NpcReplied, _chat))
 }
 # Types whose texts include the NPC's name as its stream has it (read before prefetching).
 _NAMED = {"NpcReplied"}
@@ -80,12 +96,15 @@ class MemoryConsumerLoop(ConsumerLoop[MemoryDeps]):
         base = self.deps
         try:
             try:
-                written = await self._written_now(events)
+                # A route that gathers does its own slow calls (a step's release rates its held writes):
+                # a dry run of it here would rate them a second time.
+                gathering = self.routes.gathering()
+                written = [e for e in await self._written_now(events) if e.type not in gathering]
                 if base.rate_before_transaction and written:
                     # Ratings and embeddings, found by a dry run, made with no transaction open; the poll's
                     # transaction then only writes (DESIGN.md "Two phases per handler").
                     self.deps = prefetching(base)
-                    await gather_slow_calls(written, self.deps, self.pool, self.handlers)
+                    await gather_slow_calls(written, self.deps, self.pool, self.routes)
                 else:
                     await prefetch_embeddings(written, base, await self._names(written))
             except Exception:  # only an optimisation: the handlers embed on the spot and meet the error there

@@ -28,7 +28,7 @@ from services.memory.accesses import flush_accesses_forever
 from services.memory.api import create_app
 from services.memory.batching import MemoryConsumerLoop
 from services.memory.deps import MemoryDeps
-from services.memory.handlers import HANDLERS, PREPARE
+from services.memory.handlers import ROUTES
 from services.memory.importance import LLMImportanceRater
 from services.memory.indexing import maintain_indexes
 from services.memory.projection import build_projection
@@ -79,7 +79,7 @@ async def serve_memory(
             embedder=PrefetchingEmbedder(embedder or settings.build_embedder()),
             rater=LLMImportanceRater(build_llm(settings, llm_pool)),
             settings=settings,
-            rate_before_transaction=settings.provider != "offline",
+            rate_before_transaction=True,  # two phases with every provider (docs/reliability.md)
             consumer=consumer,
         )
         config = uvicorn.Config(
@@ -112,8 +112,8 @@ async def _consume(name: str, settings: Settings, deps: MemoryDeps, stop: asynci
     if pool is None:
         return
     try:
-        loop = MemoryConsumerLoop(name, HANDLERS, deps, projection=build_projection(deps, name), pool=pool,
-                                  bootstrap=endpoints.kafka_bootstrap_servers, prepare=PREPARE,
+        loop = MemoryConsumerLoop(name, ROUTES, deps, projection=build_projection(deps, name), pool=pool,
+                                  bootstrap=endpoints.kafka_bootstrap_servers,
                                   world_first=deps.world_first, ingest_share=settings.ingest_share)
 
         async def readiness() -> dict[str, bool]:

@@ -21,8 +21,8 @@ class MemoryDeps:
     rater: ImportanceRater
     repository: MemoryRepository = field(default_factory=MemoryRepository)
     settings: MemorySettings = field(default_factory=MemorySettings)
-    # Ratings call a remote model: a poll's ratings are then made before its transaction (a dry run of
-    # the handlers finds them). Offline ratings are local and quick: a dry run would cost more than it saves.
+    # A poll's ratings are made before its transaction (a dry run of the handlers finds them); the service
+    # always does so (two-phase handlers), False is for tests that watch ratings made inside.
     rate_before_transaction: bool = False
     # Shared by the consumer loop and the internal API: retrievals for ingest traffic let the world go first.
     world_first: WorldFirst = field(default_factory=WorldFirst)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import uuid
+from collections.abc import Mapping, Sequence
 
 from psycopg_pool import AsyncConnectionPool
 
@@ -22,10 +23,11 @@ from npcworld.contracts import (
     StepCompleted,
     UtteranceSpoken,
     WorldCreated,
+    WorldDeleted,
 )
 from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
-from npcworld.messaging import Prepare
+from npcworld.messaging import Routes, on
 from npcworld.projection import Projection
 from npcworld.shredding import forgotten_among
 from npcworld.stepping import steps
@@ -54,18 +56,15 @@ from services.memory.recording import is_repeated_observation, record_memories
 from services.memory.repository import AblationRepository
 from services.memory.settings import Settings
 
-__all__ = ["HANDLERS", "build_projection", "on_day_planned", "on_npc_created", "on_observation_made",
+__all__ = ["ROUTES", "build_projection", "on_day_planned", "on_npc_created", "on_observation_made",
            "on_plan_revised", "on_reflection_completed", "on_world_created", "on_world_deleted"]
-__all__ += ["PREPARE", "on_conversation_ended", "on_inner_voice_given", "on_npc_replied", "on_step_released",
+__all__ += ["on_conversation_ended", "on_inner_voice_given", "on_npc_replied", "on_step_released",
             "on_utterance_spoken", "release_steps"]
 
-Handler = Callable[[Envelope, UnitOfWork, MemoryDeps], Awaitable[None]]
 
-
-async def on_observation_made(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+async def on_observation_made(event: Envelope[ObservationMade], uow: UnitOfWork, deps: MemoryDeps) -> None:
     """Record the observation unless it repeats an unchanged state the NPC stored recently."""
     obs = event.payload
-    assert isinstance(obs, ObservationMade)
     if event.npc_id is None:
         raise PermanentError("ObservationMade without npc_id")
     npc = NpcRef(event.tenant_id, event.world_id, event.npc_id)
@@ -76,10 +75,9 @@ async def on_observation_made(event: Envelope, uow: UnitOfWork, deps: MemoryDeps
     await record_memories(uow, deps, stream, [draft], at=event.world_time)
 
 
-async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+async def on_npc_created(event: Envelope[NpcCreated], uow: UnitOfWork, deps: MemoryDeps) -> None:
     """Open the NPC's stream with its persona; each ';'-separated part of the seed becomes a seed memory."""
     created = event.payload
-    assert isinstance(created, NpcCreated)
     npc = NpcRef(event.tenant_id, event.world_id, created.npc_id)
     persona = persona_summary(created.name, created.age, created.traits, created.occupation)
     stream = await deps.repository.ensure_npc(uow.conn, npc, name=created.name, persona=persona)
@@ -95,10 +93,10 @@ def _plan_text(heading: str, items: tuple[PlanItem, ...]) -> str:
     return f"{heading}: {steps}"[:4000]
 
 
-async def on_day_planned(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+async def on_day_planned(event: Envelope[DayPlanned], uow: UnitOfWork, deps: MemoryDeps) -> None:
     """The day's outline becomes a plan memory (DESIGN.md: plans are memories too)."""
     plan = event.payload
-    assert isinstance(plan, DayPlanned) and event.npc_id is not None
+    assert event.npc_id is not None
     stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
     goals = f" (goals: {'; '.join(plan.goals)})" if plan.goals else ""
     text = _plan_text(f"My plan for {plan.day:%A %d %B}{goals}", plan.outline)
@@ -106,23 +104,25 @@ async def on_day_planned(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> 
     await record_memories(uow, deps, stream, [draft], at=event.world_time)
 
 
-async def on_plan_revised(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+async def on_plan_revised(event: Envelope[PlanRevised], uow: UnitOfWork, deps: MemoryDeps) -> None:
     """A change of plans becomes a plan memory, with its reason."""
     revised = event.payload
-    assert isinstance(revised, PlanRevised) and event.npc_id is not None
+    assert event.npc_id is not None
     stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
     text = _plan_text(f"I changed my plans from {revised.from_time:%H:%M} ({revised.reason})", revised.items)
     draft = MemoryDraft("plan", text, event.world_time, revised.items[0].location_path, provenance=PLANNED)
     await record_memories(uow, deps, stream, [draft], at=event.world_time)
 
 
-async def on_reflection_completed(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+async def on_reflection_completed(
+    event: Envelope[ReflectionCompleted], uow: UnitOfWork, deps: MemoryDeps
+) -> None:
     """Each insight of a reflection run becomes a reflection memory with its evidence and tree depth.
 
     Importance is rated like any other memory (the paper's code rates each new thought's poignancy too).
     """
     completed = event.payload
-    assert isinstance(completed, ReflectionCompleted) and event.npc_id is not None
+    assert event.npc_id is not None
     stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
     drafts = [
         MemoryDraft("reflection", i.text, event.world_time, evidence=i.evidence, depth=i.depth,
@@ -132,10 +132,9 @@ async def on_reflection_completed(event: Envelope, uow: UnitOfWork, deps: Memory
     await record_memories(uow, deps, stream, drafts, at=event.world_time)
 
 
-async def on_world_created(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+async def on_world_created(event: Envelope[WorldCreated], uow: UnitOfWork, deps: MemoryDeps) -> None:
     """An ablated world (evaluation): remember which memory kinds its NPCs never record."""
     created = event.payload
-    assert isinstance(created, WorldCreated)
     if created.ablations:
         await AblationRepository().set(uow.conn, event.tenant_id, event.world_id, created.ablations)
 
@@ -151,10 +150,10 @@ async def _name(uow: UnitOfWork, deps: MemoryDeps, npc: NpcRef) -> str:
     return (stream.name if stream else None) or npc.npc_id
 
 
-async def on_utterance_spoken(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+async def on_utterance_spoken(event: Envelope[UtteranceSpoken], uow: UnitOfWork, deps: MemoryDeps) -> None:
     """The listener heard a line of a conversation: an observation in the listener's stream."""
     spoken = event.payload
-    assert isinstance(spoken, UtteranceSpoken) and event.npc_id is not None
+    assert event.npc_id is not None
     speaker = NpcRef(event.tenant_id, event.world_id, event.npc_id)
     listener = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id,
                                                                   spoken.listener_id))
@@ -168,10 +167,12 @@ async def on_utterance_spoken(event: Envelope, uow: UnitOfWork, deps: MemoryDeps
     await record_memories(uow, deps, listener, [draft], at=event.world_time)
 
 
-async def on_conversation_ended(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+async def on_conversation_ended(
+    event: Envelope[ConversationEnded], uow: UnitOfWork, deps: MemoryDeps
+) -> None:
     """Each participant stores the conversation's summary (and what it agreed to) as a dialogue memory."""
     ended = event.payload
-    assert isinstance(ended, ConversationEnded) and event.npc_id is not None
+    assert event.npc_id is not None
     stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
     others = [await _name(uow, deps, NpcRef(event.tenant_id, event.world_id, p))
               for p in ended.participants if p != event.npc_id]
@@ -187,13 +188,13 @@ async def on_conversation_ended(event: Envelope, uow: UnitOfWork, deps: MemoryDe
                                                           provenance=told)], at=event.world_time)
 
 
-async def on_npc_replied(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+async def on_npc_replied(event: Envelope[NpcReplied], uow: UnitOfWork, deps: MemoryDeps) -> None:
     """A chat exchange: what the player said is something the NPC heard (an observation, never an
     instruction) and its reply a dialogue memory. Stored once the reply exists, so recording stays off the
     reply's critical path; interviews are not stored (an interview probes the NPC without changing it).
     """
     replied = event.payload
-    assert isinstance(replied, NpcReplied) and event.npc_id is not None
+    assert event.npc_id is not None
     if replied.mode != "chat" or await forgotten_among(uow.conn, event.tenant_id, [replied.player_id]):
         return  # an interview, or a chat of a player forgotten since (npcworld.shredding)
     stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
@@ -223,10 +224,10 @@ async def _player_claim(
     return told_by_player(replied.player_id, corroborated=corroborated(replied.heard, seen))
 
 
-async def on_inner_voice_given(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
+async def on_inner_voice_given(event: Envelope[InnerVoiceGiven], uow: UnitOfWork, deps: MemoryDeps) -> None:
     """An inner-voice directive becomes the NPC's own thought (a depth-1 reflection without evidence)."""
     given = event.payload
-    assert isinstance(given, InnerVoiceGiven) and event.npc_id is not None
+    assert event.npc_id is not None
     stream = await deps.repository.ensure_npc(uow.conn, NpcRef(event.tenant_id, event.world_id, event.npc_id))
     text = f'{stream.name or event.npc_id} thinks: "{given.directive}"'
     draft = MemoryDraft("reflection", text[:4000], event.world_time, depth=1, provenance=DESIGNER)
@@ -241,21 +242,24 @@ def build_projection() -> Projection:
 
 
 # Writes that a stepped world holds until its step completes (services/memory/holding.py).
-_RECORDING: dict[str, Handler] = {
-    "ObservationMade": on_observation_made,
-    "DayPlanned": on_day_planned,
-    "PlanRevised": on_plan_revised,
-    "ReflectionCompleted": on_reflection_completed,
-    "UtteranceSpoken": on_utterance_spoken,
-    "ConversationEnded": on_conversation_ended,
-    "NpcReplied": on_npc_replied,
-    "InnerVoiceGiven": on_inner_voice_given,
-}
+_RECORDING: Routes[MemoryDeps] = Routes(
+    on(ObservationMade, on_observation_made),
+    on(DayPlanned, on_day_planned),
+    on(PlanRevised, on_plan_revised),
+    on(ReflectionCompleted, on_reflection_completed),
+    on(UtteranceSpoken, on_utterance_spoken),
+    on(ConversationEnded, on_conversation_ended),
+    on(NpcReplied, on_npc_replied),
+    on(InnerVoiceGiven, on_inner_voice_given),
+)
 
 
-async def on_step_released(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -> None:
-    """StepCompleted, or a clock that stops stepping: record what the step held back, in a fixed order,
-    then its retrievals' accesses (one MemoriesAccessed per NPC, ``services.memory.accesses``)."""
+async def on_step_released(
+    event: Envelope[StepCompleted | ClockChanged], uow: UnitOfWork, deps: MemoryDeps, released: int | None
+) -> None:
+    """StepCompleted, or a clock that stops stepping: record what the step held back, in a fixed order
+    (normally released already, before the transaction, by ``release_steps``), then its retrievals'
+    accesses (one MemoriesAccessed per NPC, ``services.memory.accesses``)."""
     await release_held(event, uow, deps, _RECORDING)
     if isinstance(event.payload, StepCompleted):
         await flush_accesses(uow, deps, event.tenant_id, event.world_id, until=event.world_time)
@@ -263,20 +267,20 @@ async def on_step_released(event: Envelope, uow: UnitOfWork, deps: MemoryDeps) -
         await flush_accesses(uow, deps, event.tenant_id, event.world_id)
 
 
-async def release_steps(events: list[Envelope], deps: MemoryDeps, pool: AsyncConnectionPool) -> None:
-    """Before a poll's transaction: release its steps' held writes in short transactions of their own."""
+async def release_steps(
+    events: Sequence[Envelope[StepCompleted | ClockChanged]], deps: MemoryDeps, pool: AsyncConnectionPool
+) -> Mapping[uuid.UUID, int]:
+    """The gather step of a step's end: release its held writes in short transactions of their own (their
+    slow calls made with none open), so ``on_step_released`` finds little left. Returns nothing by event."""
     await release_in_chunks(events, deps, pool, _RECORDING)
+    return {}
 
 
-# The consumer loop's prepare hook (npcworld.messaging.Prepare); on_step_released then finds little left.
-PREPARE = Prepare(frozenset({"StepCompleted", "ClockChanged"}), release_steps)
-
-
-HANDLERS: dict[str, Handler] = {
-    **{event_type: held_in_stepped_worlds(h) for event_type, h in _RECORDING.items()},
-    "NpcCreated": on_npc_created,
-    "WorldCreated": on_world_created,
-    "WorldDeleted": on_world_deleted,
-    "StepCompleted": on_step_released,
-    "ClockChanged": on_step_released,
-}
+ROUTES = Routes(
+    *(on(route.payload, held_in_stepped_worlds(route)) for route in _RECORDING.values()),
+    on(NpcCreated, on_npc_created),
+    on(WorldCreated, on_world_created),
+    on(WorldDeleted, on_world_deleted),
+    on(StepCompleted, on_step_released, gather=release_steps),
+    on(ClockChanged, on_step_released, gather=release_steps),
+)

@@ -26,12 +26,16 @@ from npcworld.contracts import (
     NpcCreated,
     NpcPersonaChanged,
     NpcRetired,
+    StepCompleted,
+    WorldDeleted,
+    WorldForked,
+    carries,
 )
 from npcworld.contracts.players import PlayerForgotten
 from npcworld.embeddings import EmbeddingSpace, check_space
 from npcworld.errors import PermanentError
 from npcworld.eventstore import EventFilter, EventStore
-from npcworld.projection import Applier, Projection
+from npcworld.projection import Applier, Appliers, Projection, applier
 from npcworld.shredding import FORGOTTEN
 from npcworld.stepping import steps
 from services.memory.deps import MemoryDeps
@@ -88,20 +92,19 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
     async def restore_derived(conn: AsyncConnection[Any]) -> None:
         await deps.repository.restore_own_indexes(conn)
 
-    async def recorded(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def recorded(event: Envelope[MemoryRecorded], conn: AsyncConnection[Any]) -> None:
         if event.forked_from is None:  # a fork's copies: with its WorldForked
             await apply_recorded(conn, deps, event, kept_vectors=kept["vectors"])
 
-    async def accessed(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def accessed(event: Envelope[MemoriesAccessed], conn: AsyncConnection[Any]) -> None:
         if event.forked_from is None:
             await apply_or_hold_accessed(conn, deps, event)
 
-    async def forked(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def forked(event: Envelope[WorldForked], conn: AsyncConnection[Any]) -> None:
         await fold_fork_copies(conn, event, copies, consumer)
 
-    async def clock_changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def clock_changed(event: Envelope[ClockChanged], conn: AsyncConnection[Any]) -> None:
         clock = event.payload
-        assert isinstance(clock, ClockChanged)
         stepped = steps(clock)
         await deps.repository.set_stepped(conn, event.tenant_id, event.world_id, stepped)
         if not stepped:
@@ -110,52 +113,60 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
     async def step_completed(event: Envelope, conn: AsyncConnection[Any]) -> None:
         await apply_held_accesses(conn, deps, event)
 
-    async def npc_created(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def npc_created(
+        event: Envelope[NpcCreated | NpcPersonaChanged], conn: AsyncConnection[Any]
+    ) -> None:
         created = event.payload
-        assert isinstance(created, NpcCreated | NpcPersonaChanged)
         persona = persona_summary(created.name, created.age, created.traits, created.occupation)
         npc = NpcRef(event.tenant_id, event.world_id, created.npc_id)
         await deps.repository.ensure_npc(conn, npc, name=created.name, persona=persona)
 
-    async def corrected(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def corrected(event: Envelope[MemoryCorrected], conn: AsyncConnection[Any]) -> None:
         if event.forked_from is None:
             await apply_corrected(conn, deps, event)
 
-    async def forgotten(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def forgotten(event: Envelope[MemoryForgotten], conn: AsyncConnection[Any]) -> None:
         if event.forked_from is None:
             await apply_forgotten(conn, deps, event)
 
-    # How a fork's copies are folded (all four types, in store order, whichever topic they are on).
-    async def recorded_copy(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def recorded_copy(event: Envelope[MemoryRecorded], conn: AsyncConnection[Any]) -> None:
         await apply_recorded(conn, deps, event, kept_vectors=kept["vectors"])
 
-    copies: dict[str, Applier] = {
-        "MemoryRecorded": recorded_copy,
-        "MemoriesAccessed": lambda e, c: apply_or_hold_accessed(c, deps, e),
-        "MemoryCorrected": lambda e, c: apply_corrected(c, deps, e),
-        "MemoryForgotten": lambda e, c: apply_forgotten(c, deps, e),
-    }
+    async def accessed_copy(event: Envelope[MemoriesAccessed], conn: AsyncConnection[Any]) -> None:
+        await apply_or_hold_accessed(conn, deps, event)
 
-    async def npc_retired(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def corrected_copy(event: Envelope[MemoryCorrected], conn: AsyncConnection[Any]) -> None:
+        await apply_corrected(conn, deps, event)
+
+    async def forgotten_copy(event: Envelope[MemoryForgotten], conn: AsyncConnection[Any]) -> None:
+        await apply_forgotten(conn, deps, event)
+
+    # How a fork's copies are folded (all four types, in store order, whichever topic they are on).
+    copies = Appliers(applier(MemoryRecorded, recorded_copy), applier(MemoriesAccessed, accessed_copy),
+                      applier(MemoryCorrected, corrected_copy), applier(MemoryForgotten, forgotten_copy))
+
+    async def npc_retired(event: Envelope[NpcRetired], conn: AsyncConnection[Any]) -> None:
         p = event.payload
-        assert isinstance(p, NpcRetired)
         await deps.repository.retire(conn, NpcRef(event.tenant_id, event.world_id, p.npc_id))
 
     async def world_deleted(event: Envelope, conn: AsyncConnection[Any]) -> None:
         await deps.repository.delete_world(conn, event.tenant_id, event.world_id)
 
-    async def player_forgotten(event: Envelope, conn: AsyncConnection[Any]) -> None:
+    async def player_forgotten(event: Envelope[PlayerForgotten], conn: AsyncConnection[Any]) -> None:
         p = event.payload
-        assert isinstance(p, PlayerForgotten)
         await PlayerMemories().forget_player(conn, event.tenant_id, event.world_id, p.player_id)
 
     return Projection(
         consumer,
         TABLES,
-        {"NpcCreated": npc_created, "MemoryRecorded": recorded, "MemoriesAccessed": accessed,
-         "WorldDeleted": world_deleted, "ClockChanged": clock_changed, "StepCompleted": step_completed,
-         "NpcPersonaChanged": npc_created, "MemoryCorrected": corrected, "MemoryForgotten": forgotten,
-         "PlayerForgotten": player_forgotten, "NpcRetired": npc_retired, "WorldForked": forked},
+        Appliers(
+            applier(NpcCreated, npc_created), applier(MemoryRecorded, recorded),
+            applier(MemoriesAccessed, accessed), applier(WorldDeleted, world_deleted),
+            applier(ClockChanged, clock_changed), applier(StepCompleted, step_completed),
+            applier(NpcPersonaChanged, npc_created), applier(MemoryCorrected, corrected),
+            applier(MemoryForgotten, forgotten), applier(PlayerForgotten, player_forgotten),
+            applier(NpcRetired, npc_retired), applier(WorldForked, forked),
+        ),
         prepare=keep_derived,
         finish=restore_derived,
         fold_on_append=False,
@@ -169,10 +180,11 @@ def _npc(event: Envelope) -> NpcRef:
     return NpcRef(event.tenant_id, event.world_id, event.npc_id)
 
 
-async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope, *, kept_vectors: bool = False) -> int:
+async def apply_recorded(
+    conn: Conn, deps: MemoryDeps, event: Envelope[MemoryRecorded], *, kept_vectors: bool = False
+) -> int:
     """Insert the recorded memory unless the stream has it (a fork's copy, a replay); returns 1 when new."""
     p = event.payload
-    assert isinstance(p, MemoryRecorded)
     npc = _npc(event)
     stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
     if await deps.repository.existing_ids(conn, stream, [p.memory_id]):
@@ -196,17 +208,14 @@ async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope, *, kept_
 
 
 async def apply_recorded_new(
-    conn: Conn, deps: MemoryDeps, stream: NpcStream, events: Sequence[Envelope],
+    conn: Conn, deps: MemoryDeps, stream: NpcStream, events: Sequence[Envelope[MemoryRecorded]],
     vectors: npt.NDArray[np.float32], model: str,
 ) -> None:
     """Fold MemoryRecorded events of new memories of one stream and one cause, whose vectors the recording
     reaction has at hand (one row of ``vectors`` per event): the rows ``apply_recorded`` would write."""
     if not events:
         return
-    memories = []
-    for event in events:
-        assert isinstance(event.payload, MemoryRecorded)
-        memories.append(_memory(stream.npc, event.payload))
+    memories = [_memory(stream.npc, event.payload) for event in events]
     source = events[0].causation_id or uuid.UUID(int=0)
     await deps.repository.add(conn, stream, memories, vectors, model=model, source_event_id=source)
 
@@ -227,10 +236,9 @@ async def claim_own(conn: Conn, deps: MemoryDeps, events: Sequence[Envelope]) ->
         )
 
 
-async def apply_corrected(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
+async def apply_corrected(conn: Conn, deps: MemoryDeps, event: Envelope[MemoryCorrected]) -> None:
     """A designer's correction: the new text and its vector (embedded here, in the stream's space)."""
     p = event.payload
-    assert isinstance(p, MemoryCorrected)
     stream = await deps.repository.get_npc(conn, _npc(event))
     found = await deps.repository.get_many(conn, stream, [p.memory_id]) if stream else {}
     if stream is None or p.memory_id not in found:
@@ -245,21 +253,19 @@ async def apply_corrected(conn: Conn, deps: MemoryDeps, event: Envelope) -> None
     await deps.repository.correct(conn, stream, p.memory_id, p.description, key, vectors[0])
 
 
-async def apply_accessed(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
+async def apply_accessed(conn: Conn, deps: MemoryDeps, event: Envelope[MemoriesAccessed]) -> None:
     """Move the accessed memories' last access forward (never back)."""
     p = event.payload
-    assert isinstance(p, MemoriesAccessed)
     npc = _npc(event)
     stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
     await deps.repository.mark_accessed(conn, stream, p.memory_ids, p.accessed_at)
 
 
-async def apply_or_hold_accessed(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
+async def apply_or_hold_accessed(conn: Conn, deps: MemoryDeps, event: Envelope[MemoriesAccessed]) -> None:
     """Apply a MemoriesAccessed. One of an older log (a single retrieval's, with its ``query``) in a
     stepped world waits for the step's end, as it did when it was made; batched ones are appended at the
     step's end already."""
     p = event.payload
-    assert isinstance(p, MemoriesAccessed)
     if p.query is not None and not p.retrievals and await deps.repository.is_stepped(
             conn, event.tenant_id, event.world_id):
         await deps.repository.hold(conn, event)
@@ -267,17 +273,16 @@ async def apply_or_hold_accessed(conn: Conn, deps: MemoryDeps, event: Envelope) 
         await apply_accessed(conn, deps, event)
 
 
-async def apply_forgotten(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:
+async def apply_forgotten(conn: Conn, deps: MemoryDeps, event: Envelope[MemoryForgotten]) -> None:
     """A designer removed a memory from the NPC's stream."""
     p = event.payload
-    assert isinstance(p, MemoryForgotten)
     npc = _npc(event)
     stream = await deps.repository.get_npc(conn, npc) or await deps.repository.ensure_npc(conn, npc)
     await deps.repository.forget(conn, stream, p.memory_id)
 
 
 async def fold_fork_copies(
-    conn: Conn, forked: Envelope, appliers: Mapping[str, Applier], consumer: str
+    conn: Conn, forked: Envelope[WorldForked], appliers: Mapping[str, Applier], consumer: str
 ) -> int:
     """Fold a fork's copies of memory events (its WorldForked closes the copy, so they are all stored) in
     store order, and claim them for ``consumer``; returns how many. Idempotent, so a rebuild, which
@@ -301,7 +306,8 @@ async def apply_held_accesses(conn: Conn, deps: MemoryDeps, event: Envelope) -> 
     """Apply the world's accesses held back during a step by earlier versions, which held each retrieval's
     MemoriesAccessed event (order is irrelevant: access only moves forward)."""
     for held in await deps.repository.take_held(conn, event.tenant_id, event.world_id, accesses=True):
-        await apply_accessed(conn, deps, held)
+        if carries(held, MemoriesAccessed):
+            await apply_accessed(conn, deps, held)
 
 
 async def replay_memory_events(conn: Conn, deps: MemoryDeps, events: Sequence[Envelope]) -> int:
@@ -312,9 +318,9 @@ async def replay_memory_events(conn: Conn, deps: MemoryDeps, events: Sequence[En
     """
     added = 0
     for event in events:
-        if isinstance(event.payload, MemoryRecorded):
+        if carries(event, MemoryRecorded):
             added += await apply_recorded(conn, deps, event)
-        elif isinstance(event.payload, MemoriesAccessed):
+        elif carries(event, MemoriesAccessed):
             await apply_accessed(conn, deps, event)
     return added
 

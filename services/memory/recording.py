@@ -41,7 +41,7 @@ async def is_repeated_observation(
 
 async def record_memories(
     uow: UnitOfWork, deps: MemoryDeps, stream: NpcStream, drafts: Sequence[MemoryDraft], *, at: datetime
-) -> list[Envelope]:
+) -> list[Envelope[MemoryRecorded]]:
     """Append one MemoryRecorded per draft to the event store and fold it into the NPC's stream.
 
     Raises:

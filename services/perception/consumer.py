@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from npcworld.service import run_service
-from services.perception.handlers import CONSUMER, HANDLERS, PROJECTION, PerceptionDeps
+from services.perception.handlers import CONSUMER, PROJECTION, ROUTES, PerceptionDeps
 from services.perception.layouts import LayoutCache
 from services.perception.settings import Settings
 
@@ -13,7 +13,7 @@ def main() -> None:
     deps = PerceptionDeps(
         LayoutCache(), radius=settings.vision_radius, bandwidth=settings.attention_bandwidth
     )
-    run_service(CONSUMER, settings, HANDLERS, deps=deps, projection=PROJECTION)
+    run_service(CONSUMER, settings, ROUTES, deps=deps, projection=PROJECTION)
 
 
 if __name__ == "__main__":

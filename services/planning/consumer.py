@@ -6,7 +6,7 @@ from npcworld.llm import build_llm
 from npcworld.memory_client.http import HttpMemoryReader
 from npcworld.service import ServiceContext, run_service
 from services.planning.deps import PlanningDeps
-from services.planning.handlers import CONSUMER, EVENTS_PER_TRANSACTION, HANDLERS, PREPARE
+from services.planning.handlers import CONSUMER, EVENTS_PER_TRANSACTION, ROUTES
 from services.planning.settings import Settings
 
 
@@ -20,7 +20,7 @@ async def build_deps(ctx: ServiceContext) -> PlanningDeps:
 def main() -> None:
     # An ingest batch waits on memory's retrievals (served after the world's work there): it is handled
     # beside the world's events, which each NPC's advisory lock keeps apart from it.
-    run_service(CONSUMER, Settings(), HANDLERS, deps_factory=build_deps, prepare=PREPARE,
+    run_service(CONSUMER, Settings(), ROUTES, deps_factory=build_deps,
                 events_per_transaction=EVENTS_PER_TRANSACTION, beside=("ingest",))
 
 

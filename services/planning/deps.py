@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 from npcworld.llm import LLM
 from npcworld.memory_client import MemoryReader
-from npcworld.messaging import Prepared
 from services.planning.repository import PlanningRepository
 
 __all__ = ["PlanningDeps"]
@@ -20,6 +19,4 @@ class PlanningDeps:
     memory: MemoryReader
     repository: PlanningRepository = field(default_factory=PlanningRepository)
     max_npcs_per_tick: int = 50
-    # Ticks' actions and reactions worked out before their transaction (handlers.prepare_poll), by event id.
-    prepared: Prepared = field(default_factory=Prepared)
     prepare_concurrency: int = 8

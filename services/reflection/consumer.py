@@ -5,7 +5,7 @@ from __future__ import annotations
 from npcworld.service import ServiceContext, run_service
 from services.reflection.celery_app import CeleryJobQueue, create_celery
 from services.reflection.deps import ConsumerDeps
-from services.reflection.handlers import HANDLERS
+from services.reflection.handlers import ROUTES
 from services.reflection.settings import Settings
 
 CONSUMER = "reflection"
@@ -19,7 +19,7 @@ async def build_deps(ctx: ServiceContext) -> ConsumerDeps:
 
 
 def main() -> None:
-    run_service(CONSUMER, Settings(), HANDLERS, deps_factory=build_deps)
+    run_service(CONSUMER, Settings(), ROUTES, deps_factory=build_deps)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from npcworld.contracts import (
@@ -13,16 +12,18 @@ from npcworld.contracts import (
     ReflectionCompleted,
     ReflectionFailed,
     ReflectionTriggered,
+    WorldDeleted,
 )
 from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
+from npcworld.messaging import Routes, on
 from services.reflection.deps import ConsumerDeps
 from services.reflection.domain import add_importance, complete_run, fail_run, run_key
 from services.reflection.job import ReflectionJob
 from services.reflection.repository import NpcKey
 
 __all__ = [
-    "HANDLERS",
+    "ROUTES",
     "on_memory_recorded",
     "on_npc_created",
     "on_reflection_completed",
@@ -31,21 +32,17 @@ __all__ = [
     "on_world_deleted",
 ]
 
-Handler = Callable[[Envelope, UnitOfWork, ConsumerDeps], Awaitable[None]]
-
-
 def _npc(event: Envelope) -> NpcKey:
     if event.npc_id is None:
         raise PermanentError(f"{event.type} without npc_id")
     return NpcKey(event.tenant_id, event.world_id, event.npc_id)
 
 
-async def on_memory_recorded(event: Envelope, uow: UnitOfWork, deps: ConsumerDeps) -> None:
+async def on_memory_recorded(event: Envelope[MemoryRecorded], uow: UnitOfWork, deps: ConsumerDeps) -> None:
     """Add the memory's importance; past the threshold, record ReflectionTriggered in this transaction.
 
     A run pending longer than REFLECTION_REDISPATCH_AFTER_S is enqueued again (a lost Celery message)."""
     memory = event.payload
-    assert isinstance(memory, MemoryRecorded)
     npc, s = _npc(event), deps.settings
     before, pending_since = await deps.repository.lock(uow.conn, npc)
     acc, trigger = add_importance(before, memory.kind, memory.importance, threshold=s.reflection_threshold,
@@ -63,11 +60,12 @@ async def on_memory_recorded(event: Envelope, uow: UnitOfWork, deps: ConsumerDep
     await deps.repository.save(uow.conn, npc, acc, pending_since=pending_since)
 
 
-async def on_reflection_triggered(event: Envelope, uow: UnitOfWork, deps: ConsumerDeps) -> None:
+async def on_reflection_triggered(
+    event: Envelope[ReflectionTriggered], uow: UnitOfWork, deps: ConsumerDeps
+) -> None:
     """Enqueue the run's job. Runs at least once per trigger (the event is redelivered until this
     transaction commits), so a crash between the trigger's commit and the enqueue loses nothing."""
     triggered = event.payload
-    assert isinstance(triggered, ReflectionTriggered)
     npc = _npc(event)
     await deps.queue.enqueue(ReflectionJob(
         tenant_id=npc.tenant_id, world_id=npc.world_id, npc_id=npc.npc_id, run=triggered.run,
@@ -76,28 +74,31 @@ async def on_reflection_triggered(event: Envelope, uow: UnitOfWork, deps: Consum
     ))
 
 
-async def on_reflection_completed(event: Envelope, uow: UnitOfWork, deps: ConsumerDeps) -> None:
+async def on_reflection_completed(
+    event: Envelope[ReflectionCompleted], uow: UnitOfWork, deps: ConsumerDeps
+) -> None:
     """The run completed: the accumulator starts again from 0."""
     completed = event.payload
-    assert isinstance(completed, ReflectionCompleted)
     npc = _npc(event)
     acc, _ = await deps.repository.lock(uow.conn, npc)
     await deps.repository.save(uow.conn, npc, complete_run(acc, completed.run), pending_since=None)
 
 
-async def on_reflection_failed(event: Envelope, uow: UnitOfWork, deps: ConsumerDeps) -> None:
+async def on_reflection_failed(
+    event: Envelope[ReflectionFailed], uow: UnitOfWork, deps: ConsumerDeps
+) -> None:
     """The run failed: the sum is kept, and the next counted memory triggers a new run."""
     failed = event.payload
-    assert isinstance(failed, ReflectionFailed)
     npc = _npc(event)
     acc, _ = await deps.repository.lock(uow.conn, npc)
     await deps.repository.save(uow.conn, npc, fail_run(acc, failed.run), pending_since=None)
 
 
-async def on_npc_created(event: Envelope, uow: UnitOfWork, deps: ConsumerDeps) -> None:
+async def on_npc_created(
+    event: Envelope[NpcCreated | NpcPersonaChanged], uow: UnitOfWork, deps: ConsumerDeps
+) -> None:
     """Remember the NPC's name for the reflection prompts (also after a designer renames it)."""
     created = event.payload
-    assert isinstance(created, NpcCreated | NpcPersonaChanged)
     npc = NpcKey(event.tenant_id, event.world_id, created.npc_id)
     await deps.repository.set_name(uow.conn, npc, created.name)
 
@@ -119,12 +120,12 @@ def _redispatch(event: Envelope, npc: NpcKey, run: int) -> ReflectionJob:
     )
 
 
-HANDLERS: dict[str, Handler] = {
-    "MemoryRecorded": on_memory_recorded,
-    "ReflectionTriggered": on_reflection_triggered,
-    "ReflectionCompleted": on_reflection_completed,
-    "ReflectionFailed": on_reflection_failed,
-    "NpcCreated": on_npc_created,
-    "NpcPersonaChanged": on_npc_created,
-    "WorldDeleted": on_world_deleted,
-}
+ROUTES = Routes(
+    on(MemoryRecorded, on_memory_recorded),
+    on(ReflectionTriggered, on_reflection_triggered),
+    on(ReflectionCompleted, on_reflection_completed),
+    on(ReflectionFailed, on_reflection_failed),
+    on(NpcCreated, on_npc_created),
+    on(NpcPersonaChanged, on_npc_created),
+    on(WorldDeleted, on_world_deleted),
+)

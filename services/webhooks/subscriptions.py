@@ -12,18 +12,17 @@ from typing import Any
 from psycopg import AsyncConnection
 
 from npcworld.contracts import Envelope, WebhookChanged, WebhookDeleted, WebhookRegistered
-from npcworld.projection import Projection
+from npcworld.projection import Appliers, Projection, applier
 
 __all__ = ["CONSUMER", "PROJECTION"]
 
 CONSUMER = "webhooks"
 
 
-async def _registered(event: Envelope, conn: AsyncConnection[Any]) -> None:
+async def _registered(event: Envelope[WebhookRegistered], conn: AsyncConnection[Any]) -> None:
     # A fork's copy registers nothing: a forked world starts without subscriptions (the original's secret
     # and receiver are the original world's).
     payload = event.payload
-    assert isinstance(payload, WebhookRegistered)
     if event.forked_from is not None:
         return
     sub = payload.subscription
@@ -37,9 +36,8 @@ async def _registered(event: Envelope, conn: AsyncConnection[Any]) -> None:
     )
 
 
-async def _changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
+async def _changed(event: Envelope[WebhookChanged], conn: AsyncConnection[Any]) -> None:
     payload = event.payload
-    assert isinstance(payload, WebhookChanged)
     if event.forked_from is not None:
         return
     sub = payload.subscription
@@ -50,9 +48,8 @@ async def _changed(event: Envelope, conn: AsyncConnection[Any]) -> None:
     )
 
 
-async def _deleted(event: Envelope, conn: AsyncConnection[Any]) -> None:
+async def _deleted(event: Envelope[WebhookDeleted], conn: AsyncConnection[Any]) -> None:
     payload = event.payload
-    assert isinstance(payload, WebhookDeleted)
     if event.forked_from is not None:
         return
     await conn.execute(
@@ -64,9 +61,9 @@ async def _deleted(event: Envelope, conn: AsyncConnection[Any]) -> None:
 PROJECTION = Projection(
     consumer=CONSUMER,
     tables=("wh_subscriptions",),
-    appliers={
-        WebhookRegistered.event_type: _registered,
-        WebhookChanged.event_type: _changed,
-        WebhookDeleted.event_type: _deleted,
-    },
+    appliers=Appliers(
+        applier(WebhookRegistered, _registered),
+        applier(WebhookChanged, _changed),
+        applier(WebhookDeleted, _deleted),
+    ),
 )

@@ -8,12 +8,11 @@ import signal
 from npcworld.service import ServiceContext, configure_logging, serve, start_dependencies
 from npcworld.settings import resolve_endpoints
 from npcworld.telemetry import configure_telemetry
-from services.world_state.handlers import CONSUMER, HANDLERS, PROJECTION, WorldStateDeps
+from services.world_state.handlers import CONSUMER, PROJECTION, ROUTES, WorldStateDeps
 from services.world_state.quiescence import PipelineProbe
 from services.world_state.settings import Settings
 from services.world_state.ticker import Ticker
 from services.world_state.trees import TreeCache
-from services.world_state.validation import PREPARE
 from services.world_state.validator_client import ValidatorClient
 
 
@@ -30,8 +29,7 @@ async def _run(settings: Settings, stop: asyncio.Event, validators: ValidatorCli
     async def deps_factory(_: ServiceContext) -> WorldStateDeps:
         return WorldStateDeps(trees, validators, settings.validator_concurrency)
 
-    tasks = [serve(CONSUMER, settings, HANDLERS, deps_factory=deps_factory, projection=PROJECTION, stop=stop,
-                   prepare=PREPARE)]
+    tasks = [serve(CONSUMER, settings, ROUTES, deps_factory=deps_factory, projection=PROJECTION, stop=stop)]
     # Postgres away at start is waited out (and later on too: the loop and the ticker back off).
     pool = await start_dependencies("world_state-ticker", endpoints, stop, pool_size=3, topics=False)
     if pool is None:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from services.world_state.trees import TreeCache
-from services.world_state.validator_client import Consulted, ValidatorClient
+from services.world_state.validator_client import ValidatorClient
 
 __all__ = ["WorldStateDeps"]
 
@@ -18,5 +17,3 @@ class WorldStateDeps:
     trees: TreeCache
     validators: ValidatorClient | None = None
     validator_concurrency: int = 32
-    # Validator answers got before a poll's transaction (validation.prepare_validations), by event id.
-    consulted: dict[uuid.UUID, Consulted] = field(default_factory=dict)

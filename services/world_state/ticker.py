@@ -23,7 +23,7 @@ from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
 from npcworld.projection import Projection
 from npcworld.telemetry import instruments
 from services.world_state.domain import is_due, next_tick, step_npcs
-from services.world_state.handlers import HANDLERS, PROJECTION
+from services.world_state.handlers import PROJECTION, ROUTES
 from services.world_state.quiescence import PipelineProbe, WorldKey
 from services.world_state.repository import WorldRepository
 from services.world_state.trees import TreeCache
@@ -52,7 +52,7 @@ class Ticker:
     ) -> None:
         self.pool = pool
         self.projection = projection
-        self.reactions = frozenset(HANDLERS)
+        self.reactions = frozenset(ROUTES)
         self.trees = trees
         self.probe = probe
         self.poll_seconds = poll_seconds

@@ -1,20 +1,22 @@
-"""A world's validator in the consumer loop: called before the poll's transaction opens (the prepare
-hook), its answer taken inside the transaction if the validator is still the one that was called.
+"""A world's validator in the consumer loop: called before the poll's transaction opens (the gather step of
+the ``ActionDecided`` route), its answer taken inside the transaction if the validator is still the one that
+was called.
 
 No call is made inside a transaction: an action whose validator was not called (it was set meanwhile, or
-the prepare step failed) gets the validator's default, and the event says why.
+the gather step failed) gets the validator's default, and the event says why.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import ActionDecided, ActionValidator, Envelope
-from npcworld.messaging import Prepare
 from services.world_state.deps import WorldStateDeps
 from services.world_state.domain import WorldTree
 from services.world_state.domain.rules import judge
@@ -23,40 +25,41 @@ from services.world_state.repository import WorldRepository
 from services.world_state.validator_client import Consulted
 from services.world_state.validator_store import ValidatorStore
 
-__all__ = ["PREPARE", "prepare_validations", "validated"]
+__all__ = ["gather_validations", "validated"]
 
 _NOT_CONSULTED = Failure("error", "the validator was not called (it was set while the action was being"
-                                  " decided, or the call could not be prepared)")
+                                  " decided, or the call could not be made before the transaction)")
 
 
-async def prepare_validations(
-    events: list[Envelope], deps: WorldStateDeps, pool: AsyncConnectionPool
-) -> None:
+async def gather_validations(
+    events: Sequence[Envelope[ActionDecided]], deps: WorldStateDeps, pool: AsyncConnectionPool
+) -> Mapping[uuid.UUID, Consulted]:
     """Call the validators of a poll's decided actions, concurrently, each within its deadline; nothing
     is written. An action a declarative rule decides is not sent (rules are judged first)."""
-    deps.consulted.clear()  # the previous poll is committed: anything left there was not needed
     client = deps.validators
     if client is None:
-        return
+        return {}
     gate = asyncio.Semaphore(deps.validator_concurrency)
+    consulted: dict[uuid.UUID, Consulted] = {}
 
-    async def one(event: Envelope) -> None:
+    async def one(event: Envelope[ActionDecided]) -> None:
         async with pool.connection() as conn:
             found = await _to_consult(conn, event)
         if found is not None:
             validator, secret = found
             async with gate:
                 outcome = await client.consult(validator, secret, event)
-            deps.consulted[event.event_id] = Consulted(validator, outcome)
+            consulted[event.event_id] = Consulted(validator, outcome)
 
-    await asyncio.gather(*(one(e) for e in events if e.type == "ActionDecided"))
+    await asyncio.gather(*(one(e) for e in events))
+    return consulted
 
 
 async def _to_consult(
-    conn: AsyncConnection[Any], event: Envelope
+    conn: AsyncConnection[Any], event: Envelope[ActionDecided]
 ) -> tuple[ActionValidator, str | None] | None:
     action = event.payload
-    assert isinstance(action, ActionDecided) and event.npc_id is not None
+    assert event.npc_id is not None
     store = ValidatorStore(conn)
     validator = await store.get(event.tenant_id, event.world_id)
     if validator is None or not applies(validator, event.npc_id, action):
@@ -67,19 +70,16 @@ async def _to_consult(
 
 
 async def validated(
-    event: Envelope, conn: AsyncConnection[Any], deps: WorldStateDeps, tree: WorldTree, action: ActionDecided
+    event: Envelope, conn: AsyncConnection[Any], tree: WorldTree, action: ActionDecided,
+    consulted: Consulted | None,
 ) -> Settled:
     """What the world's validator made of ``action`` (no validator, or one that does not see it: the
-    action stands), from the answer prepared before the transaction."""
+    action stands), from the answer ``consulted`` before the transaction."""
     assert event.npc_id is not None
     validator = await ValidatorStore(conn).get(event.tenant_id, event.world_id)
     if validator is None or not applies(validator, event.npc_id, action):
         return Settled((), action)
-    consulted = deps.consulted.get(event.event_id)
     fresh = consulted is not None and consulted.validator == validator
     outcome = consulted.outcome if consulted is not None and fresh else _NOT_CONSULTED
     return settle(validator, outcome, action, tree)
 
-
-# The consumer loop's prepare hook (npcworld.messaging.Prepare).
-PREPARE = Prepare(frozenset({"ActionDecided"}), prepare_validations)

@@ -47,12 +47,12 @@ class ValidatorClient:
             yield cls(client)
 
     async def consult(
-        self, validator: ActionValidator, secret: str | None, event: Envelope
+        self, validator: ActionValidator, secret: str | None, event: Envelope[ActionDecided]
     ) -> Answer | Failure:
         """POST the decided action in ``event`` to ``validator``; its answer, or the failure, within the
         validator's deadline (the deadline covers resolving, connecting, sending and reading)."""
         action = event.payload
-        assert isinstance(action, ActionDecided) and event.npc_id is not None
+        assert event.npc_id is not None
         if secret is None:
             return Failure("error", "the validator has no signing secret")
         body = request_body(validator, str(event.event_id), (event.world_id, event.npc_id),

@@ -1,5 +1,5 @@
 """The topic catalogue names exactly the services whose consumer loop reads each topic: for a reaction
-(``HANDLERS``) or for a projection applier (a service folds copies made by a world fork, and other services'
+(``ROUTES``) or for a projection applier (a service folds copies made by a world fork, and other services'
 events, into its read model), not for the events a service appends and folds itself."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ SERVICES = sorted(p.parent.name for p in Path(__file__).resolve().parents[2].glo
 def _read(service: str) -> set[str]:
     """The topics the service's consumer loop subscribes to (as ``ConsumerLoop.topics`` derives them)."""
     module = importlib.import_module(f"services.{service}.handlers")
-    types = set(module.HANDLERS)
+    types = set(module.ROUTES)
     projection: Any = getattr(module, "PROJECTION", None)
     if service == "memory":  # its projection is built around the configured embedder; the types are fixed
         projection = importlib.import_module("services.memory.projection").build_projection(None)

@@ -39,7 +39,7 @@ async def test_a_world_created_from_a_generated_town_has_its_residents_in_their_
     ws = WorldStateSettings(database_url=database_url, kafka_bootstrap_servers=broker.bootstrap)
     tasks = [
         asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
-        asyncio.create_task(serve(world_state.CONSUMER, ws, world_state.HANDLERS,
+        asyncio.create_task(serve(world_state.CONSUMER, ws, world_state.ROUTES,
                                   deps=world_state.WorldStateDeps(TreeCache()),
                                   projection=world_state.PROJECTION, stop=stop)),
     ]

@@ -104,10 +104,10 @@ async def test_template_worlds_of_the_same_id_run_side_by_side_in_world_state_an
     pc = PerceptionSettings(database_url=database_url, kafka_bootstrap_servers=broker.bootstrap)
     tasks = [
         asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
-        asyncio.create_task(serve(world_state.CONSUMER, ws, world_state.HANDLERS,
+        asyncio.create_task(serve(world_state.CONSUMER, ws, world_state.ROUTES,
                                   deps=world_state.WorldStateDeps(TreeCache()),
                                   projection=world_state.PROJECTION, stop=stop)),
-        asyncio.create_task(serve(perception.CONSUMER, pc, perception.HANDLERS,
+        asyncio.create_task(serve(perception.CONSUMER, pc, perception.ROUTES,
                                   deps=perception.PerceptionDeps(LayoutCache()),
                                   projection=perception.PROJECTION, stop=stop)),
     ]

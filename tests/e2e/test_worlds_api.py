@@ -11,7 +11,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from npcworld.projection import rebuild
 from npcworld.service import serve
-from services.world_state.handlers import CONSUMER, HANDLERS, PROJECTION, WorldStateDeps
+from services.world_state.handlers import CONSUMER, PROJECTION, ROUTES, WorldStateDeps
 from services.world_state.settings import Settings
 from services.world_state.trees import TreeCache
 from tests.infra import BrokerForTests
@@ -56,7 +56,7 @@ async def test_a_world_created_over_rest_reaches_the_world_state_projection_and_
             serve(
                 CONSUMER,
                 settings,
-                HANDLERS,
+                ROUTES,
                 deps=WorldStateDeps(TreeCache()),
                 projection=PROJECTION,
                 stop=stop,

@@ -17,7 +17,7 @@ from psycopg import AsyncConnection
 from npcworld.contracts import Envelope, ObservationMade
 from npcworld.db import open_pool
 from npcworld.eventstore import EventStore, UnitOfWork
-from npcworld.messaging import ConsumerLoop, RetryPolicy
+from npcworld.messaging import ConsumerLoop, RetryPolicy, Routes, on
 
 TALLY_DDL = """
 CREATE TABLE IF NOT EXISTS tally_effects (event_id uuid NOT NULL, npc_id text NOT NULL, description text);
@@ -29,8 +29,7 @@ class TallyDeps:
     delay: float = 0.0
 
 
-async def on_observation_made(event: Envelope, uow: UnitOfWork, deps: TallyDeps) -> None:
-    assert isinstance(event.payload, ObservationMade)
+async def on_observation_made(event: Envelope[ObservationMade], uow: UnitOfWork, deps: TallyDeps) -> None:
     if event.payload.description.startswith("explode"):
         raise RuntimeError("this observation always fails")
     if deps.delay:
@@ -41,7 +40,7 @@ async def on_observation_made(event: Envelope, uow: UnitOfWork, deps: TallyDeps)
     )
 
 
-HANDLERS = {"ObservationMade": on_observation_made}
+ROUTES = Routes(on(ObservationMade, on_observation_made))
 
 
 def observation(world_id: str, npc_id: str, text: str, tenant_id: str = "tenant-a") -> Envelope:
@@ -71,7 +70,7 @@ def make_loop(  # type: ignore[no-untyped-def]
     pool, bootstrap: str, group: str, delay: float = 0.0, heartbeat: float = 2.0
 ) -> ConsumerLoop[TallyDeps]:
     return ConsumerLoop(
-        group, HANDLERS, TallyDeps(delay), pool=pool, bootstrap=bootstrap,
+        group, ROUTES, TallyDeps(delay), pool=pool, bootstrap=bootstrap,
         policy=RetryPolicy(handler_attempts=2, base_delay=0.01, max_delay=0.1), max_records=50,
         heartbeat_seconds=heartbeat,
     )

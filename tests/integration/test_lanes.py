@@ -12,7 +12,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import Envelope, ObservationMade
 from npcworld.eventstore import EventStore, UnitOfWork
-from npcworld.messaging import ConsumerLoop
+from npcworld.messaging import ConsumerLoop, Routes, on
 from npcworld.outbox import OutboxRelay
 from services.world_state.quiescence import PipelineProbe
 from tests.infra import BrokerForTests
@@ -43,15 +43,15 @@ async def test_the_worlds_event_overtakes_a_backlog_of_posted_perceptions(
     name, world = f"lanes-{uuid.uuid4().hex[:8]}", f"w-{uuid.uuid4().hex[:8]}"
     handled: list[str] = []
 
-    async def handle(event: Envelope, uow: UnitOfWork, deps: Any) -> None:
-        assert isinstance(event.payload, ObservationMade)
+    async def handle(event: Envelope[ObservationMade], uow: UnitOfWork, deps: Any) -> None:
         if event.world_id != world:
             return  # another test's, still in the topic this new consumer reads from the start
         if event.payload.source == "studio":
             await asyncio.sleep(HANDLE_S)
         handled.append(event.payload.source)
 
-    loop = ConsumerLoop(name, {"ObservationMade": handle}, None, pool=pool, bootstrap=broker.bootstrap)
+    loop = ConsumerLoop(name, Routes(on(ObservationMade, handle)), None, pool=pool,
+                        bootstrap=broker.bootstrap)
     stop = asyncio.Event()
     tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
              asyncio.create_task(loop.run(stop))]
@@ -87,8 +87,7 @@ async def test_with_ingest_beside_the_worlds_event_is_handled_while_an_ingest_ba
     handled: list[str] = []
     waiting, release = asyncio.Event(), asyncio.Event()
 
-    async def handle(event: Envelope, uow: UnitOfWork, deps: Any) -> None:
-        assert isinstance(event.payload, ObservationMade)
+    async def handle(event: Envelope[ObservationMade], uow: UnitOfWork, deps: Any) -> None:
         if event.world_id != world:
             return
         if event.payload.source == "studio":
@@ -96,7 +95,8 @@ async def test_with_ingest_beside_the_worlds_event_is_handled_while_an_ingest_ba
             await release.wait()
         handled.append(event.payload.source)
 
-    loop = ConsumerLoop(name, {"ObservationMade": handle}, None, pool=pool, bootstrap=broker.bootstrap,
+    loop = ConsumerLoop(name, Routes(on(ObservationMade, handle)), None, pool=pool,
+                        bootstrap=broker.bootstrap,
                         beside=("ingest",))
     stop = asyncio.Event()
     tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),

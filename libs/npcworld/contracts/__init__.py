@@ -11,7 +11,7 @@ from npcworld.contracts.dialogue import (
     RelationshipChanged,
     UtteranceSpoken,
 )
-from npcworld.contracts.envelope import Envelope, TraceContext
+from npcworld.contracts.envelope import Envelope, TraceContext, carries
 from npcworld.contracts.llm import LLMBudgetExhausted
 from npcworld.contracts.memory import (
     AccessCause,
@@ -144,6 +144,7 @@ __all__ = [
     "WorldDeleted",
     "WorldForked",
     "WorldTicked",
+    "carries",
     "decode_envelope",
     "envelope_from_dict",
 ]

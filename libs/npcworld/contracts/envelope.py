@@ -1,17 +1,29 @@
-"""The one envelope every event travels in, and its JSON encoding."""
+"""The one envelope every event travels in, and its JSON encoding.
+
+``Envelope[P]`` names an envelope whose payload is a ``P``: handlers declare the payload class they take
+(``event: Envelope[PlayerSpoke]``) and the route that calls them checks it once
+(``npcworld.messaging.routes``). On the wire nothing changes: the payload is decoded by ``type``
+(``npcworld.contracts.registry``), and a bare ``Envelope`` is one of any payload.
+"""
 
 from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Generic
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
+from typing_extensions import TypeIs, TypeVar
 
 from npcworld.contracts.base import EventPayload
 from npcworld.ids import uuid7
 
-__all__ = ["Envelope", "TraceContext"]
+__all__ = ["Envelope", "P", "TraceContext", "carries"]
+
+# Covariant: an envelope is frozen, so an ``Envelope[PlayerSpoke]`` is an ``Envelope`` wherever one is read.
+# The default keeps a bare ``Envelope`` (decoding, the store, the outbox) one of any payload.
+P = TypeVar("P", bound=EventPayload, covariant=True, default=EventPayload)
+Q = TypeVar("Q", bound=EventPayload)
 
 
 class TraceContext(BaseModel):
@@ -23,7 +35,7 @@ class TraceContext(BaseModel):
     tracestate: str | None = None
 
 
-class Envelope(BaseModel):
+class Envelope(BaseModel, Generic[P]):
     """Metadata shared by every event plus its typed payload."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -43,12 +55,12 @@ class Envelope(BaseModel):
         description="set on copies made by a world fork: projections apply them, reactions skip them",
     )
     trace: TraceContext = TraceContext()
-    payload: SerializeAsAny[EventPayload]
+    payload: SerializeAsAny[P]
 
     @classmethod
     def new(
         cls,
-        payload: EventPayload,
+        payload: Q,
         *,
         tenant_id: str,
         world_id: str,
@@ -56,10 +68,10 @@ class Envelope(BaseModel):
         npc_id: str | None = None,
         cause: Envelope | None = None,
         trace: TraceContext | None = None,
-    ) -> Envelope:
+    ) -> Envelope[Q]:
         """Build an envelope with a fresh time-ordered id; ``cause`` links causation and correlation."""
         event_id = uuid7()
-        return cls(
+        envelope: Envelope[Q] = Envelope(
             event_id=event_id,
             type=payload.event_type,
             schema_version=payload.schema_version,
@@ -73,6 +85,7 @@ class Envelope(BaseModel):
             trace=trace or TraceContext(),
             payload=payload,
         )
+        return envelope
 
     @property
     def key(self) -> str | None:
@@ -92,3 +105,9 @@ class Envelope(BaseModel):
     def header_fields(self) -> dict[str, Any]:
         """Everything but the payload, as JSON-compatible values."""
         return self.model_dump(mode="json", exclude={"payload"})
+
+
+def carries(event: Envelope, payload: type[Q]) -> TypeIs[Envelope[Q]]:
+    """Whether ``event``'s payload is a ``payload`` (narrowing the envelope, for code that takes events of
+    several classes from one source: a replay, a table of held events)."""
+    return isinstance(event.payload, payload)

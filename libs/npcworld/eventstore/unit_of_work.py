@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from psycopg import AsyncConnection
 
@@ -13,6 +13,8 @@ from npcworld.eventstore.store import EventStore
 from npcworld.telemetry import current_trace, instruments
 
 __all__ = ["UnitOfWork"]
+
+P = TypeVar("P", bound=EventPayload)
 
 
 class UnitOfWork:
@@ -30,13 +32,13 @@ class UnitOfWork:
 
     def new_event(
         self,
-        payload: EventPayload,
+        payload: P,
         *,
         npc_id: str | None = None,
         world_time: datetime | None = None,
         tenant_id: str | None = None,
         world_id: str | None = None,
-    ) -> Envelope:
+    ) -> Envelope[P]:
         """Build an envelope for ``payload``; unspecified fields come from the cause."""
         cause = self.cause
         tenant = tenant_id or (cause.tenant_id if cause else None)

@@ -24,6 +24,7 @@ from npcworld.llm.settings import LLMSettings
 from npcworld.llm.streaming import STREAMED_FIELDS, ChunkBatcher, Sink, current_sink, streaming_to, words
 from npcworld.llm.structured import response_format
 from npcworld.llm.types import OFFLINE_MODEL, ChatParams, LLMResult, Outcome
+from npcworld.slow_calls import slow_call
 from npcworld.telemetry import instruments, tracer
 
 __all__ = ["LLMClient"]
@@ -82,6 +83,7 @@ class LLMClient:
             ProviderUnavailableError: provider down and LLM_OUTAGE_POLICY=fail (recorded as ``error``).
             ReplayMissingError: replay mode and no recording for this request.
         """
+        slow_call("llm", kind)
         template = get_prompt(kind, output_model)
         call = prepare(kind, inputs, output_model, model=self.model, parameters=self._parameters(template))
         scope = CallScope(tenant_id, world_id, npc_id, world_time)

@@ -15,6 +15,7 @@ from npcworld.errors import NotFoundError, PermanentError, TransientError, Valid
 from npcworld.lanes import LANE_HEADER, current_lane
 from npcworld.memory_client.port import MemoryPage, MemoryView, RetrievalRequest, RetrievedView
 from npcworld.service_auth import client_headers
+from npcworld.slow_calls import slow_call
 
 __all__ = ["HttpMemoryReader"]
 
@@ -78,6 +79,7 @@ class HttpMemoryReader:
         return MemoryPage.model_validate(await self._call("GET", "/internal/v1/memories", params=params))
 
     async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        slow_call("retrieval", f"{method} {path}")
         cause, lane = current_cause(), current_lane()
         headers = {CAUSE_HEADER: cause.header()} if cause else {}
         if lane is not None:

@@ -1,13 +1,18 @@
-"""The one consumer loop every service runs: decode, trace, handle exactly once, then commit offsets."""
+"""The one consumer loop every service runs: decode, gather, trace, apply exactly once, then commit offsets.
+
+Handlers are two-phase (``npcworld.messaging.routes``): a poll's gather steps run before its transaction
+opens, the apply steps inside it. The stretch in which a transaction is open is marked
+(``npcworld.slow_calls.in_transaction``), so a model call or retrieval made there is logged and counted.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -30,10 +35,12 @@ from npcworld.messaging.ordering import in_store_order
 from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
 from npcworld.messaging.record import KafkaRecord
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
+from npcworld.messaging.routes import Route, Routes
 from npcworld.projection import Projection
+from npcworld.slow_calls import in_transaction
 from npcworld.telemetry import context_from_headers, instruments, tracer
 
-__all__ = ["ConsumerLoop", "Handler", "Prepare", "in_store_order"]
+__all__ = ["ConsumerLoop", "in_store_order"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,34 +50,7 @@ logger = logging.getLogger(__name__)
 _WAITING_POLLS = 40
 
 D = TypeVar("D")
-Handler = Callable[[Envelope, UnitOfWork, D], Awaitable[None]]
-PrepareFn = Callable[[list[Envelope], D, AsyncConnectionPool], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class Prepare(Generic[D]):
-    """Work a service does for a poll's events of ``types`` before its transaction opens (slow calls, done
-    concurrently); the handlers then pick the results up. Only an optimisation: a handler must still work
-    without it. Polls with none of these types cost nothing extra."""
-
-    types: frozenset[str]
-    run: PrepareFn[D]
-
-
-# Prepared results kept at most: many polls' worth.
-_PREPARED_KEPT = 1024
-
-
-class Prepared(OrderedDict[uuid.UUID, Any]):
-    """What ``Prepare`` computed before a batch's transaction, by event id; the handler that uses an entry
-    takes it (``pop``). Batches of different lanes may be prepared and handled at the same time (one beside
-    the world's), so a batch never clears another's entries; an entry nobody took (its event had been handled
-    already) is forgotten once ``_PREPARED_KEPT`` newer ones were added."""
-
-    def __setitem__(self, key: uuid.UUID, value: Any) -> None:
-        super().__setitem__(key, value)
-        while len(self) > _PREPARED_KEPT:
-            self.popitem(last=False)
+Gathered = Mapping[uuid.UUID, object]
 
 
 class ConsumerLoop(Generic[D]):
@@ -80,13 +60,15 @@ class ConsumerLoop(Generic[D]):
     recorded in ``processed_events`` in the same transaction as the handler's writes and new
     events, so redelivery is harmless. Offsets are committed to Kafka only after the database
     commit. Transient failures roll the batch back and retry it with backoff; permanent ones,
-    and handlers that keep failing, send the event to the dead-letter topic.
+    and handlers that keep failing, send the event to the dead-letter topic. Before a batch's
+    transaction opens, its routes' gather steps run (``npcworld.messaging.routes``), and each apply step
+    gets what was gathered for its event.
     """
 
     def __init__(
         self,
         name: str,
-        handlers: Mapping[str, Handler[D]],
+        routes: Routes[D],
         deps: D,
         *,
         projection: Projection | None = None,
@@ -95,20 +77,19 @@ class ConsumerLoop(Generic[D]):
         policy: RetryPolicy | None = None,
         max_records: int = 500,
         heartbeat_seconds: float = 2.0,
-        prepare: Prepare[D] | None = None,
         events_per_transaction: int | None = None,
         world_first: WorldFirst | None = None,
         ingest_share: float = INGEST_SHARE,
         beside: Iterable[Lane] = (),
         paces_steps: bool = True,
     ) -> None:
-        unknown = set(handlers) - set(EVENT_TYPES)
+        unknown = set(routes) - set(EVENT_TYPES)
         if unknown:
-            raise ValueError(f"handlers for unknown event types: {sorted(unknown)}")
+            raise ValueError(f"routes for unknown event types: {sorted(unknown)}")
         if projection is not None and projection.consumer != name:
             raise ValueError(f"projection of {projection.consumer!r} given to consumer {name!r}")
         self.name = name
-        self.handlers = handlers
+        self.routes = routes
         self.projection = projection
         self.appliers = projection.appliers if projection else {}
         self.deps = deps
@@ -120,7 +101,6 @@ class ConsumerLoop(Generic[D]):
         # that has written stays open across another event's model call (the relay waits for open writers).
         self.events_per_transaction = events_per_transaction
         self.heartbeat_seconds = heartbeat_seconds
-        self.prepare = prepare
         # Told whether events ahead of ingest wait here, for work this process does outside the loop.
         self.world_first = world_first
         # The share of this consumer's time ingest may take while the world's events keep coming.
@@ -128,8 +108,8 @@ class ConsumerLoop(Generic[D]):
         # Lanes whose batch is handled beside the other lanes' (for handlers that wait on other services,
         # whose batch of that lane would otherwise hold the world's next event for as long as those calls
         # take: planning's ingest reactions, dialogue's replies to players). One such batch at a time; the
-        # handlers must be safe to run concurrently for different events (planning locks each NPC), and what
-        # they prepare is kept in a ``Prepared``.
+        # handlers must be safe to run concurrently for different events (planning locks each NPC); what a
+        # batch gathers is its own.
         unknown_lanes = set(beside) - set(LANES)
         if unknown_lanes or "world" in set(beside):
             raise ValueError(f"only other lanes than the world's are handled beside it, got {sorted(beside)}")
@@ -139,7 +119,7 @@ class ConsumerLoop(Generic[D]):
         self.store = EventStore()
         # The types read from Kafka: a projection's appended-only types never come that way.
         own = projection.appended_only if projection is not None else frozenset()
-        self.consumed = frozenset({*handlers, *(t for t in self.appliers if t not in own)})
+        self.consumed = frozenset({*routes, *(t for t in self.appliers if t not in own)})
         self.topics = sorted({EVENT_TYPES[t].topic.name for t in self.consumed})
         self.started = asyncio.Event()
         self._positions: dict[TopicPartition, int] = {}
@@ -295,7 +275,7 @@ class ConsumerLoop(Generic[D]):
         for key, value in record.headers or ():
             if key == "event_type":
                 kind = value.decode(errors="replace")
-                return kind in self.handlers or kind in self.appliers
+                return kind in self.routes or kind in self.appliers
         return True
 
     def _flow(self, consumer: AIOKafkaConsumer, waiting: int, paused: bool) -> bool:
@@ -312,45 +292,64 @@ class ConsumerLoop(Generic[D]):
             return False
         return paused
 
-    async def _prepare(self, records: list[KafkaRecord]) -> None:
-        """Hand the poll's unprocessed events of the prepared types to ``prepare``, outside a transaction."""
-        assert self.prepare is not None
-        events = []
+    async def _gather(self, records: list[KafkaRecord]) -> Gathered:
+        """Run the gather steps of the batch's unprocessed events (not fork copies), outside a transaction;
+        returns their results by event id. A gather that fails leaves its events' apply steps to work it out
+        themselves (logged: they then call out inside the transaction)."""
+        wanted = self.routes.gathering()
+        events: dict[str, list[Envelope]] = {}
         for record in records:
             try:
                 envelope = decode_envelope(record.value or b"")
             except PermanentError:
                 continue
-            if envelope.type in self.prepare.types and envelope.forked_from is None:
-                events.append(envelope)
+            if envelope.type in wanted and envelope.forked_from is None:
+                events.setdefault(envelope.type, []).append(envelope)
         if not events:
-            return
+            return {}
         try:
             async with self.pool.connection() as conn:
-                done = await _processed(conn, self.name, [e.event_id for e in events])
-            await self.prepare.run([e for e in events if e.event_id not in done], self.deps, self.pool)
+                done = await _processed(conn, self.name, [e.event_id for es in events.values() for e in es])
+        except Exception:  # only the database being away: the transaction retries it with backoff
+            logger.warning("%s: could not read what was processed; the batch is applied ungathered",
+                           self.name, exc_info=True)
+            return {}
+        todo = [(self.routes[t], fresh) for t in self.routes if t in events
+                if (fresh := [e for e in events[t] if e.event_id not in done])]
+        if self.routes.gather_together:
+            results = await asyncio.gather(*(self._gather_route(route, es) for route, es in todo))
+        else:
+            results = [await self._gather_route(route, es) for route, es in todo]
+        return {event_id: value for result in results for event_id, value in result.items()}
+
+    async def _gather_route(self, route: Route[D], events: Sequence[Envelope]) -> Gathered:
+        assert route.gather is not None
+        try:
+            return await route.gather(events, self.deps, self.pool)
         except Exception:
-            logger.warning("%s: preparing a poll of %d events failed; handlers work unprepared",
-                           self.name, len(events), exc_info=True)
+            logger.warning("%s: gathering %d %s events failed; their handlers work it out themselves",
+                           self.name, len(events), route.event_type, exc_info=True)
+            return {}
 
     async def _process_batch(self, records: list[KafkaRecord], dead: DeadLetterer) -> None:
-        """The poll in transactions of ``events_per_transaction`` events (all in one by default); offsets are
-        committed once for the poll."""
-        if self.prepare is not None:
-            await self._prepare(records)
+        """Gather, then apply the poll in transactions of ``events_per_transaction`` events (all in one by
+        default); offsets are committed once for the poll."""
+        gathered = await self._gather(records) if self.routes.gathering() else {}
         size = self.events_per_transaction or len(records) or 1
         for start in range(0, max(len(records), 1), size):
-            await self._process_transaction(records[start:start + size], dead)
+            await self._process_transaction(records[start:start + size], dead, gathered)
 
-    async def _process_transaction(self, records: list[KafkaRecord], dead: DeadLetterer) -> None:
+    async def _process_transaction(
+        self, records: list[KafkaRecord], dead: DeadLetterer, gathered: Gathered
+    ) -> None:
         """One transaction for these records; the careful per-event path only when something fails."""
         attempt = 0
         while True:
             try:
-                async with self.pool.connection() as conn:
+                async with self.pool.connection() as conn, _transaction_of(self.name):
                     try:
                         async with conn.transaction():
-                            await self._fast_path(conn, records)
+                            await self._fast_path(conn, records, gathered)
                     except TRANSIENT_ERRORS:
                         raise
                     except Exception:
@@ -358,7 +357,7 @@ class ConsumerLoop(Generic[D]):
                         # savepoint per event so only the culprit is retried and dead-lettered.
                         async with conn.transaction():
                             for record in records:
-                                await self._process_one(conn, record, dead)
+                                await self._process_one(conn, record, dead, gathered)
                 if attempt:
                     logger.info("%s: batch of %d done after %d retries", self.name, len(records), attempt)
                 return
@@ -373,9 +372,11 @@ class ConsumerLoop(Generic[D]):
                     raise _Abandoned from exc
                 await self.policy.sleep(attempt)
 
-    async def _fast_path(self, conn: AsyncConnection[Any], records: list[KafkaRecord]) -> None:
+    async def _fast_path(
+        self, conn: AsyncConnection[Any], records: list[KafkaRecord], gathered: Gathered
+    ) -> None:
         """Decode all, skip what was processed, apply the rest in order, then claim them in one statement."""
-        relevant = [(r, e) for r in records if (e := decode_envelope(r.value or b"")).type in self.handlers
+        relevant = [(r, e) for r in records if (e := decode_envelope(r.value or b"")).type in self.routes
                     or e.type in self.appliers]
         if not relevant:
             return
@@ -391,7 +392,7 @@ class ConsumerLoop(Generic[D]):
             pending.discard(envelope.event_id)
             started = time.perf_counter()
             with self._span(record, envelope), handling_lane(lane_of(record)):
-                await self._apply(conn, envelope)
+                await self._apply(conn, envelope, gathered.get(envelope.event_id))
             instruments().events_handled.add(1, labels)
             instruments().handler_duration.record(time.perf_counter() - started, labels)
         # Claimed last, in the same transaction: Postgres gives a transaction an id only at its first write,
@@ -414,34 +415,38 @@ class ConsumerLoop(Generic[D]):
             kind=SpanKind.CONSUMER, attributes=attrs,
         )
 
-    async def _process_one(self, conn: AsyncConnection[Any], record: KafkaRecord, dead: DeadLetterer) -> None:
+    async def _process_one(
+        self, conn: AsyncConnection[Any], record: KafkaRecord, dead: DeadLetterer, gathered: Gathered
+    ) -> None:
         try:
             envelope = decode_envelope(record.value or b"")
         except PermanentError as exc:
             async with conn.transaction():
                 await dead.send(conn, record, str(exc), None)
             return
-        if envelope.type not in self.handlers and envelope.type not in self.appliers:
+        if envelope.type not in self.routes and envelope.type not in self.appliers:
             return
         with self._span(record, envelope):
-            await self._handle(conn, record, envelope, dead)
+            await self._handle(conn, record, envelope, dead, gathered.get(envelope.event_id))
 
-    async def _apply(self, conn: AsyncConnection[Any], envelope: Envelope) -> None:
-        """Projection first, then the reaction, then the reaction's own events are folded and claimed (so a
-        read model is a fold of events only); copies made by a world fork only update projections."""
+    async def _apply(self, conn: AsyncConnection[Any], envelope: Envelope, gathered: object = None) -> None:
+        """Projection first, then the reaction (with what was gathered for it), then the reaction's own events
+        are folded and claimed (so a read model is a fold of events only); copies made by a world fork only
+        update projections."""
         applier = self.appliers.get(envelope.type)
         if applier is not None:
             await applier(envelope, conn)
-        handler = self.handlers.get(envelope.type)
-        if handler is not None and envelope.forked_from is None:
+        route = self.routes.get(envelope.type)
+        if route is not None and envelope.forked_from is None:
             uow = UnitOfWork(conn, self.store, cause=envelope)
             with handling(envelope.event_id, envelope.correlation_id):
-                await handler(envelope, uow, self.deps)
+                await route(envelope, uow, self.deps, gathered)
             if self.projection is not None:
-                await self.projection.apply_appended(conn, uow.appended, reactions=self.handlers)
+                await self.projection.apply_appended(conn, uow.appended, reactions=self.routes)
 
     async def _handle(
-        self, conn: AsyncConnection[Any], record: KafkaRecord, envelope: Envelope, dead: DeadLetterer
+        self, conn: AsyncConnection[Any], record: KafkaRecord, envelope: Envelope, dead: DeadLetterer,
+        gathered: object,
     ) -> None:
         labels = {"consumer": self.name, "event_type": envelope.type}
         for attempt in range(1, self.policy.handler_attempts + 1):
@@ -457,7 +462,7 @@ class ConsumerLoop(Generic[D]):
                         instruments().events_skipped.add(1, labels)
                         return
                     with handling_lane(lane_of(record)):
-                        await self._apply(conn, envelope)
+                        await self._apply(conn, envelope, gathered)
                 instruments().events_handled.add(1, labels)
                 instruments().handler_duration.record(time.perf_counter() - started, labels)
                 return
@@ -484,6 +489,14 @@ class ConsumerLoop(Generic[D]):
             high, position = consumer.highwater(tp), self._positions.get(tp)
             if high is not None and position is not None:
                 lag[(self.name, tp.topic, tp.partition)] = max(0, high - position)
+
+
+@contextlib.asynccontextmanager
+async def _transaction_of(consumer: str) -> AsyncIterator[None]:
+    """Marks the stretch in which ``consumer`` holds a connection with a transaction open (the guard of
+    ``npcworld.slow_calls``)."""
+    with in_transaction(consumer):
+        yield
 
 
 async def _processed(conn: AsyncConnection[Any], consumer: str, ids: list[Any]) -> set[Any]:

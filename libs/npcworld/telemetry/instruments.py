@@ -97,6 +97,11 @@ class Instruments:
         self.llm_fallbacks = meter.create_counter(
             "npcworld.llm.fallbacks", unit="{call}", description="calls answered offline (budget or outage)"
         )
+        # Model calls and retrievals made while a consumer held its transaction open (npcworld.slow_calls).
+        self.slow_calls_in_transaction = meter.create_counter(
+            "npcworld.slow_calls.in_transaction", unit="{call}",
+            description="model calls and retrievals made inside a consumer transaction (should be none)",
+        )
         self.llm_breaker_opened = meter.create_counter(
             "npcworld.llm.breaker.opened", unit="{event}", description="times a provider circuit opened"
         )

@@ -23,7 +23,7 @@ from npcworld.memory_client.http import HttpMemoryReader
 from npcworld.messaging import ConsumerLoop, RetryPolicy
 from npcworld.outbox import OutboxRelay
 from services.dialogue.deps import DialogueDeps
-from services.dialogue.handlers import HANDLERS, PREPARE
+from services.dialogue.handlers import ROUTES
 from services.dialogue.settings import Settings
 from tests.integration.memory.support import running_memory_service
 from tests.integration.probes import ProbedLLM, TrackedPool
@@ -67,12 +67,11 @@ async def running_dialogue(database_url: str, bootstrap: str, embedder: Embedder
         deps = DialogueDeps(llm=llm, memory=memory, rules=settings.rules())
         loop = ConsumerLoop(
             f"dialogue-{uuid.uuid4().hex[:8]}",
-            HANDLERS,
+            ROUTES,
             deps,
             pool=tracked,  # type: ignore[arg-type]
             bootstrap=bootstrap,
             policy=RetryPolicy(handler_attempts=2, base_delay=0.01, max_delay=0.1),
-            prepare=PREPARE,  # as the service runs: player replies computed before the transaction
         )
         tasks = [
             asyncio.create_task(OutboxRelay(pool, bootstrap).run(stop)),

@@ -57,11 +57,11 @@ async def test_two_npcs_who_meet_talk_until_it_ends_remember_it_and_their_relati
     )
     lines = [e for e in events if isinstance(e.payload, UtteranceSpoken)]
     assert 2 <= len(lines) <= 16 and lines[-1].payload.ends  # type: ignore[attr-defined]
-    # Every answer and the summary were made before the consumer opened a transaction for their event (the
-    # opening line is made as the conversation opens).
+    # Every line, the opening one included, and the summary were made before the consumer opened a
+    # transaction for their event (the routes' gather steps).
     calls = [c for c in stack.llm_calls if c[0] in ("dialogue_turn", "dialogue_summary")]
-    assert calls[0] == ("dialogue_turn", True) and calls[-1] == ("dialogue_summary", False)
-    assert [c for c in calls[1:] if c[1]] == []
+    assert calls[0] == ("dialogue_turn", False) and calls[-1] == ("dialogue_summary", False)
+    assert [c for c in calls if c[1]] == []
     assert [e.npc_id for e in lines[:2]] == ["isabella", "sam"]
     assert "party" in lines[0].payload.text  # type: ignore[attr-defined]
 

@@ -22,7 +22,7 @@ from npcworld.ids import new_id
 from services.memory.consumer import serve_memory
 from services.memory.deps import MemoryDeps
 from services.memory.domain import Memory, NpcRef
-from services.memory.handlers import HANDLERS
+from services.memory.handlers import ROUTES
 from services.memory.repository import MemoryRepository
 from services.memory.settings import Settings
 from tests.infra import free_port
@@ -51,7 +51,7 @@ async def handle(pool: AsyncConnectionPool, event: Envelope, deps: MemoryDeps) -
     """Run the registered handler in one transaction, as the consumer loop does; return appended events."""
     async with pool.connection() as conn, conn.transaction():
         uow = UnitOfWork(conn, EventStore(), cause=event)
-        await HANDLERS[event.type](event, uow, deps)
+        await ROUTES[event.type](event, uow, deps)
     return uow.appended
 
 

@@ -19,7 +19,7 @@ from npcworld.outbox import OutboxRelay
 from services.memory.batching import MemoryConsumerLoop
 from services.memory.deps import MemoryDeps
 from services.memory.domain import memory_stream_id
-from services.memory.handlers import HANDLERS
+from services.memory.handlers import ROUTES
 from tests.infra import BrokerForTests
 from tests.integration.memory.support import T0, envelope, new_npc
 from tests.polling import eventually
@@ -36,7 +36,7 @@ async def test_observation_events_become_memories_once_and_repeats_are_suppresse
     stop = asyncio.Event()
     loop = ConsumerLoop(
         f"memory-{uuid.uuid4().hex[:8]}",
-        HANDLERS,
+        ROUTES,
         deps,
         pool=pool,
         bootstrap=broker.bootstrap,
@@ -77,7 +77,7 @@ async def batching_memory_consumer(
     inner = HashingEmbedder(16)
     deps = MemoryDeps(embedder=PrefetchingEmbedder(inner), rater=FakeImportanceRater())
     stop = asyncio.Event()
-    loop = MemoryConsumerLoop(f"memory-{uuid.uuid4().hex[:8]}", HANDLERS, deps, pool=pool,
+    loop = MemoryConsumerLoop(f"memory-{uuid.uuid4().hex[:8]}", ROUTES, deps, pool=pool,
                               bootstrap=bootstrap)
     tasks = [asyncio.create_task(OutboxRelay(pool, bootstrap).run(stop)), asyncio.create_task(loop.run(stop))]
     try:

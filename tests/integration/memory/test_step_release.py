@@ -24,7 +24,7 @@ from services.memory.batching import MemoryConsumerLoop
 from services.memory.deps import MemoryDeps
 from services.memory.domain import ImportanceRatings, NpcRef, RatingContext, memory_stream_id
 from services.memory.gathering import DraftCollector
-from services.memory.handlers import HANDLERS, PREPARE, on_observation_made, release_steps
+from services.memory.handlers import ROUTES, on_observation_made, release_steps
 from services.memory.holding import release_in_chunks
 from tests.infra import BrokerForTests
 from tests.integration.memory.support import T0, envelope, handle, new_npc
@@ -258,8 +258,7 @@ async def test_the_consumer_makes_a_steps_model_calls_with_no_transaction_open(
     consumer_pool = AsyncConnectionPool(database_url, min_size=1, max_size=4, configure=remember, open=False)
     await consumer_pool.open(wait=True)
     stop = asyncio.Event()
-    loop = MemoryConsumerLoop(name, HANDLERS, deps, pool=consumer_pool, bootstrap=broker.bootstrap,
-                              prepare=PREPARE)
+    loop = MemoryConsumerLoop(name, ROUTES, deps, pool=consumer_pool, bootstrap=broker.bootstrap)
     tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
              asyncio.create_task(loop.run(stop))]
     try:
@@ -311,8 +310,7 @@ async def test_a_real_time_polls_ratings_are_made_with_no_transaction_open_when_
     consumer_pool = AsyncConnectionPool(database_url, min_size=1, max_size=4, configure=remember, open=False)
     await consumer_pool.open(wait=True)
     stop = asyncio.Event()
-    loop = MemoryConsumerLoop(name, HANDLERS, deps, pool=consumer_pool, bootstrap=broker.bootstrap,
-                              prepare=PREPARE)
+    loop = MemoryConsumerLoop(name, ROUTES, deps, pool=consumer_pool, bootstrap=broker.bootstrap)
     tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
              asyncio.create_task(loop.run(stop))]
     try:

@@ -16,7 +16,7 @@ from npcworld.memory_client.http import HttpMemoryReader
 from npcworld.messaging import ConsumerLoop, RetryPolicy
 from npcworld.outbox import OutboxRelay
 from services.planning.deps import PlanningDeps
-from services.planning.handlers import EVENTS_PER_TRANSACTION, HANDLERS, PREPARE
+from services.planning.handlers import EVENTS_PER_TRANSACTION, ROUTES
 from services.planning.settings import Settings
 from tests.infra import BrokerForTests
 from tests.integration.memory.support import running_memory_service
@@ -41,10 +41,9 @@ async def stack(
         memory = HttpMemoryReader(memory_url)
         tracked, calls, chains = TrackedPool(pool), list[tuple[str, bool]](), list[uuid.UUID | None]()
         deps = PlanningDeps(llm=ProbedLLM(build_llm(settings, pool), tracked, calls, chains), memory=memory)
-        loop = ConsumerLoop(f"planning-{uuid.uuid4().hex[:8]}", HANDLERS, deps,
+        loop = ConsumerLoop(f"planning-{uuid.uuid4().hex[:8]}", ROUTES, deps,
                             pool=tracked,  # type: ignore[arg-type]
                             bootstrap=broker.bootstrap, events_per_transaction=EVENTS_PER_TRANSACTION,
-                            prepare=PREPARE,
                             policy=RetryPolicy(handler_attempts=2, base_delay=0.01, max_delay=0.1))
         relay = OutboxRelay(pool, broker.bootstrap)
         tasks = [asyncio.create_task(relay.run(stop)), asyncio.create_task(loop.run(stop))]

@@ -105,7 +105,7 @@ async def test_a_perception_triggers_a_reaction_and_a_re_plan(stack: Stack) -> N
     assert revised.from_time == NINE + timedelta(minutes=4)
     state = await state_of(stack, key)
     assert state is not None and state.current is not None and state.current.reaction_to == str(fire.event_id)
-    # Worked out before the transaction (prepare_reactions) and taken as is: one model call, for its cause.
+    # Worked out before the transaction (gather_reactions) and taken as is: one model call, for its cause.
     async with stack.pool.connection() as conn:
         calls = await (await conn.execute(
             "SELECT count(*) FROM llm_calls WHERE prompt_kind = 'plan_reaction' AND cause_event_id = %s",
@@ -115,11 +115,16 @@ async def test_a_perception_triggers_a_reaction_and_a_re_plan(stack: Stack) -> N
 
 async def test_an_inner_voice_directive_shows_up_in_the_next_plan(stack: Stack) -> None:
     key, _ = await started_day(stack)
-    await plant(stack, key, InnerVoiceGiven(directive="you will run for mayor"), NINE + timedelta(hours=2))
+    directive = InnerVoiceGiven(directive="you will run for mayor")
+    voice = await plant(stack, key, directive, NINE + timedelta(hours=2))
     events = await wait_for(stack, key, lambda es: bool(of_type(es, "PlanRevised")))
     revised = of_type(events, "PlanRevised")[0].payload
     assert isinstance(revised, PlanRevised) and "inner voice" in revised.reason
     assert "run for mayor" in revised.items[0].description
+    # The re-plan was worked out before the directive's transaction opened (gather_directives).
+    mine = [call for call, chain in zip(stack.llm_calls, stack.llm_chains, strict=True)
+            if chain == voice.correlation_id]
+    assert mine and not [kind for kind, in_transaction in mine if in_transaction]
     await tick(stack, key, NINE + timedelta(days=1), step=2)
     events = await wait_for(stack, key, lambda es: len(of_type(es, "DayPlanned")) == 2)
     tomorrow = of_type(events, "DayPlanned")[1].payload

@@ -14,7 +14,7 @@ from npcworld.memory_client.http import HttpMemoryReader
 from services.memory.deps import MemoryDeps
 from services.memory.domain import NpcRef
 from services.reflection.deps import ConsumerDeps, RunDeps
-from services.reflection.handlers import HANDLERS
+from services.reflection.handlers import ROUTES
 from services.reflection.job import ReflectionJob
 from services.reflection.reflect import Outcome
 from services.reflection.repository import NpcKey, ReflectionRepository
@@ -110,7 +110,7 @@ async def consume(pool: AsyncConnectionPool, event: Envelope, deps: ConsumerDeps
     """Run the reflection consumer's handler for ``event`` in one transaction, as the loop does."""
     async with pool.connection() as conn, conn.transaction():
         uow = UnitOfWork(conn, EventStore(), cause=event)
-        await HANDLERS[event.type](event, uow, deps)
+        await ROUTES[event.type](event, uow, deps)
     return uow.appended
 
 

@@ -20,7 +20,7 @@ from npcworld.outbox import OutboxRelay
 from services.memory.domain import NpcRef
 from services.reflection.celery_app import CeleryJobQueue, create_celery
 from services.reflection.deps import ConsumerDeps
-from services.reflection.handlers import HANDLERS
+from services.reflection.handlers import ROUTES
 from services.reflection.settings import ReflectionSettings
 from services.reflection.tasks import register_tasks
 from tests.infra import BrokerForTests
@@ -41,7 +41,7 @@ async def test_observations_become_one_reflection_stored_as_reflection_memories(
     runtime = recording_runtime(database_url, memory_url)
     register_tasks(app, runtime, retries=0)
     deps = ConsumerDeps(queue=CeleryJobQueue(app, settings.reflection_queue), settings=settings)
-    loop = ConsumerLoop(f"reflection-{uuid.uuid4().hex[:8]}", HANDLERS, deps, pool=pool,
+    loop = ConsumerLoop(f"reflection-{uuid.uuid4().hex[:8]}", ROUTES, deps, pool=pool,
                         bootstrap=broker.bootstrap, policy=RetryPolicy(base_delay=0.01, max_delay=0.1))
     stop = asyncio.Event()
     relay = OutboxRelay(pool, broker.bootstrap)

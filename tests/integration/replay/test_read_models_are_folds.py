@@ -1,5 +1,7 @@
 """Every read model is a fold of events: after a real town has stepped, a rebuild equals the live model row
-for row, and ``npcworld replay`` on the running town leaves nothing owed and runs no reaction twice."""
+for row, and ``npcworld replay`` on the running town leaves nothing owed and runs no reaction twice. And the
+handlers are two-phase: while the town stepped, no service made a model call or a retrieval inside a
+consumer transaction (``npcworld.slow_calls`` logs each one)."""
 
 from __future__ import annotations
 
@@ -81,3 +83,16 @@ async def test_replay_while_the_town_steps_leaves_nothing_owed_and_runs_no_react
     assert await town.doubled_reactions() == []
     for service, projection in projections().items():
         assert await differences(town.pool, projection) == [], f"{service} after a replay on the running town"
+
+
+async def test_no_service_made_a_model_call_or_a_retrieval_inside_a_consumer_transaction(town: Town) -> None:
+    await wait_for_step(town, await town.run(STEPS))
+    await town.settle()
+    async with town.pool.connection() as conn:
+        calls = await (await conn.execute("SELECT count(*) FROM llm_calls WHERE world_id = %s",
+                                          (town.world_id,))).fetchone()
+    assert calls is not None and calls[0] > 0  # the town did think: the check below has something to see
+    logs = {path.name: path.read_text(errors="replace") for path in town.group.logs.glob("*.log")}
+    assert logs, "the services' logs are where the guard reports"
+    caught = [line for text in logs.values() for line in text.splitlines() if "made inside consumer" in line]
+    assert caught == []

@@ -31,7 +31,6 @@ from services.world_state import handlers as world_state
 from services.world_state.quiescence import PipelineProbe
 from services.world_state.ticker import Ticker
 from services.world_state.trees import TreeCache
-from services.world_state.validation import PREPARE
 from services.world_state.validator_client import ValidatorClient
 from tests.polling import eventually
 
@@ -83,8 +82,8 @@ class Pipeline:
     async def digested(self, events: list[Envelope]) -> None:
         """Wait until both consumers have processed every given event."""
         handled = {
-            self.world_state_name: {*world_state.HANDLERS, *world_state.PROJECTION.appliers},
-            self.perception_name: {*perception.HANDLERS, *perception.PROJECTION.appliers},
+            self.world_state_name: {*world_state.ROUTES, *world_state.PROJECTION.appliers},
+            self.perception_name: {*perception.ROUTES, *perception.PROJECTION.appliers},
         }
 
         async def done() -> bool:
@@ -167,17 +166,16 @@ async def running_pipeline(
     loops: list[ConsumerLoop[Any]] = [
         ConsumerLoop(
             ws_name,
-            world_state.HANDLERS,
+            world_state.ROUTES,
             world_state.WorldStateDeps(trees, validators),
             pool=pool,
             bootstrap=bootstrap,
             projection=ws_projection,
             policy=policy,
-            prepare=PREPARE,
         ),
         ConsumerLoop(
             pc_name,
-            perception.HANDLERS,
+            perception.ROUTES,
             perception.PerceptionDeps(LayoutCache()),
             pool=pool,
             bootstrap=bootstrap,

@@ -13,7 +13,7 @@ from launcher.embedded.rotation import consumers_not_parked
 from npcworld.contracts import Envelope, ObservationMade
 from npcworld.errors import TransientError
 from npcworld.eventstore import EventStore, UnitOfWork
-from npcworld.messaging import ConsumerLoop, Heartbeat, RetryPolicy
+from npcworld.messaging import ConsumerLoop, Heartbeat, RetryPolicy, Routes, on
 from npcworld.outbox import OutboxRelay
 from services.world_state.quiescence import PipelineProbe
 from tests.infra import BrokerForTests
@@ -43,7 +43,7 @@ async def test_clock_waits_for_a_consumer_in_retry_backoff(
     name, world = f"slow-{uuid.uuid4().hex[:8]}", f"w-{uuid.uuid4().hex[:8]}"
     failures_left = 6
 
-    async def flaky(event: Envelope, uow: UnitOfWork, deps: Any) -> None:
+    async def flaky(event: Envelope[ObservationMade], uow: UnitOfWork, deps: Any) -> None:
         nonlocal failures_left
         if failures_left:
             failures_left -= 1
@@ -51,7 +51,7 @@ async def test_clock_waits_for_a_consumer_in_retry_backoff(
 
     loop = ConsumerLoop(
         name,
-        {"ObservationMade": flaky},
+        Routes(on(ObservationMade, flaky)),
         None,
         pool=pool,
         bootstrap=broker.bootstrap,

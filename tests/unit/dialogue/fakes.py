@@ -146,6 +146,11 @@ class FakeDialogueRepository:
     ) -> None:
         self.requests.setdefault(event_id, (tenant, world, when, initiator, target, envelope))
 
+    async def peek_requests(self, conn: Any, tenant: str, world: str, before: datetime | None) -> list[Any]:
+        queued = [r for r in self.requests.values()
+                  if r[:2] == (tenant, world) and (before is None or r[2] < before)]
+        return [json.loads(r[5]) for r in sorted(queued, key=lambda r: (r[2], r[3], r[4]))]
+
     async def take_requests(self, conn: Any, tenant: str, world: str, before: datetime | None) -> list[Any]:
         taken = {
             k: r

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 from npcworld.contracts import (
@@ -27,13 +29,21 @@ from npcworld.llm import OfflineLLM
 from npcworld.memory_client.testing import FakeMemoryReader
 from services.dialogue.deps import DialogueDeps
 from services.dialogue.domain import TurnRules
-from services.dialogue.handlers import HANDLERS
+from services.dialogue.handlers import ROUTES
 from tests.unit.dialogue.fakes import FakeDialogueRepository, FakeEventStore
 
 T0 = datetime(2023, 2, 14, 15, 0, tzinfo=UTC)
 PARTY = (
     "Isabella Rodriguez is planning a Valentine's Day party at Hobbs Cafe on February 14th from 5pm to 7pm"
 )
+
+
+class _NoPool:
+    """The fakes need no connection: a pool that hands out None."""
+
+    @contextlib.asynccontextmanager
+    async def connection(self) -> AsyncIterator[None]:
+        yield None
 
 
 class World:
@@ -55,8 +65,19 @@ class World:
 
     async def handle(self, event: Envelope) -> list[Envelope]:
         uow = UnitOfWork(None, self.store, cause=event)  # type: ignore[arg-type]
-        await HANDLERS[event.type](event, uow, self.deps)
+        await ROUTES[event.type](event, uow, self.deps)
         return uow.appended
+
+    async def handle_in_two_phases(self, event: Envelope) -> tuple[list[Envelope], int]:
+        """Gather (as the loop does before the transaction), then apply; also how many model calls the
+        apply step made."""
+        route = ROUTES[event.type]
+        assert route.gather is not None
+        gathered = await route.gather([event], self.deps, _NoPool())  # type: ignore[arg-type]
+        before = len(self.llm.calls)
+        uow = UnitOfWork(None, self.store, cause=event)  # type: ignore[arg-type]
+        await route(event, uow, self.deps, gathered.get(event.event_id))
+        return uow.appended, len(self.llm.calls) - before
 
     async def converse(self, request: Envelope) -> list[Envelope]:
         """Feed every emitted utterance back in, as the broker would, until nothing more is said."""
@@ -181,7 +202,7 @@ async def test_an_inner_voice_directive_is_what_the_npc_then_talks_about() -> No
     assert isinstance(first, UtteranceSpoken) and "I will open a bakery on Main Street" in first.text
 
 
-async def _simultaneous_requests(order: list[str]) -> list[tuple[str, str]]:
+async def _simultaneous_requests(order: list[str], *, two_phases: bool = False) -> list[tuple[str, str]]:
     """Both NPCs ask each other in the same step of a stepped world; the requests arrive in ``order``."""
     w = World()
     await setup(w)
@@ -192,9 +213,12 @@ async def _simultaneous_requests(order: list[str]) -> list[tuple[str, str]]:
     }
     for npc in order:
         assert await w.handle(asks[npc]) == []  # queued until the step is digested
-    started = await w.handle(
-        w.envelope(WorldTicked(step=1, step_seconds=10), "isabella", T0 + timedelta(seconds=10))
-    )
+    tick = w.envelope(WorldTicked(step=1, step_seconds=10), "isabella", T0 + timedelta(seconds=10))
+    if two_phases:
+        started, calls_inside = await w.handle_in_two_phases(tick)
+        assert calls_inside == 0  # the opening line was gathered: the apply step called no model
+    else:
+        started = await w.handle(tick)
     first_lines = [e for e in started if isinstance(e.payload, UtteranceSpoken) and e.payload.turn == 1]
     assert all(e.causation_id == asks[str(e.npc_id)].event_id for e in first_lines)
     return [(str(e.npc_id), e.payload.listener_id) for e in first_lines]  # type: ignore[attr-defined]
@@ -206,6 +230,30 @@ async def test_in_a_stepped_world_simultaneous_requests_resolve_the_same_whateve
     first = await _simultaneous_requests(["isabella", "sam"])
     second = await _simultaneous_requests(["sam", "isabella"])
     assert first == second == [("isabella", "sam")]  # one conversation, chosen by a fixed order
+
+
+async def test_a_ticks_opening_lines_are_gathered_before_its_transaction_with_the_same_outcome() -> None:
+    inside = await _simultaneous_requests(["sam", "isabella"])
+    gathered = await _simultaneous_requests(["sam", "isabella"], two_phases=True)
+    assert gathered == inside == [("isabella", "sam")]  # the gather refused Sam's request as the apply does
+
+
+async def test_an_opening_line_gathered_before_the_state_changed_is_made_again() -> None:
+    w = World()
+    await setup(w)
+    ask = w.envelope(ConversationRequested(target_npc_id="sam", reason="sees Sam"), "isabella")
+    route = ROUTES["ConversationRequested"]
+    assert route.gather is not None
+    gathered = await route.gather([ask], w.deps, _NoPool())  # type: ignore[arg-type]
+    opening = gathered[ask.event_id]
+    # Sam's profile changes between the phases: the line made from the old one is not taken.
+    await w.handle(w.envelope(NpcPersonaChanged(npc_id="sam", name="Sam Moore", age=40, occupation="mayor"),
+                              "sam"))
+    before = len(w.llm.calls)
+    uow = UnitOfWork(None, w.store, cause=ask)  # type: ignore[arg-type]
+    await route(ask, uow, w.deps, opening)
+    assert len(w.llm.calls) == before + 1  # worked out again inside, from what the transaction reads
+    assert [e.type for e in uow.appended] == ["UtteranceSpoken"]
 
 
 async def test_a_speaker_recalls_its_own_news_even_when_the_talk_is_about_something_else() -> None:

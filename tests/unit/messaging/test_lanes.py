@@ -4,14 +4,12 @@ committing offsets only up to a partition's first record it has not handled."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 
 import pytest
 from aiokafka import TopicPartition
 from aiokafka.structs import ConsumerRecord
 
 from npcworld.lanes import WorldFirst, handling_lane, is_player_traffic, rank
-from npcworld.messaging import Prepared
 from npcworld.messaging.lanes import IngestPacer, LaneQueue, lane_of
 
 Record = ConsumerRecord[bytes, bytes]
@@ -205,15 +203,3 @@ def test_while_chats_are_handled_beside_the_world_the_world_is_taken_and_no_seco
     queue.done([tick])
     queue.done(beside)
     assert queue.take(500) == chats[2:]
-
-
-def test_prepared_work_of_one_batch_survives_another_batch_and_old_entries_are_forgotten() -> None:
-    prepared = Prepared()
-    chat = uuid.uuid4()
-    prepared[chat] = "reply"
-    for _ in range(2000):  # other batches come and go meanwhile
-        prepared[uuid.uuid4()] = "line"
-    assert len(prepared) == 1024 and chat not in prepared  # bounded: the oldest went first
-    prepared[chat] = "reply"
-    prepared[uuid.uuid4()] = "line"
-    assert prepared.pop(chat, None) == "reply"

@@ -10,7 +10,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from npcworld.messaging import ConsumerLoop, RetryPolicy
+from npcworld.contracts import Envelope, ObservationMade
+from npcworld.messaging import ConsumerLoop, RetryPolicy, Routes, on
 from npcworld.messaging.loop import _Abandoned
 from npcworld.messaging.reconnect import Backoff
 
@@ -28,10 +29,14 @@ class GonePool:
         yield  # pragma: no cover
 
 
+async def _nothing(event: Envelope[ObservationMade], uow: Any, deps: None) -> None:
+    return None
+
+
 async def test_a_batch_retrying_a_lost_database_is_abandoned_once_stop_is_set() -> None:
     pool = GonePool()
     loop: ConsumerLoop[None] = ConsumerLoop(
-        "c", {"ObservationMade": lambda *_: asyncio.sleep(0)}, None, pool=pool,  # type: ignore[arg-type]
+        "c", Routes(on(ObservationMade, _nothing)), None, pool=pool,  # type: ignore[arg-type]
         bootstrap="127.0.0.1:1", policy=RetryPolicy(base_delay=0.01, max_delay=0.02),
     )
     loop._stop = asyncio.Event()

@@ -8,7 +8,7 @@ from typing import Any
 from npcworld.contracts import Envelope, EventPayload, MemoryRecorded, ReflectionCompleted, ReflectionInsight
 from npcworld.eventstore import UnitOfWork
 from services.reflection.deps import ConsumerDeps
-from services.reflection.handlers import HANDLERS
+from services.reflection.handlers import ROUTES
 from services.reflection.repository import NpcKey
 from services.reflection.settings import ReflectionSettings
 from tests.unit.reflection.fakes import FakeEventStore, FakeQueue, FakeReflectionRepository
@@ -46,7 +46,7 @@ class World:
 
     async def handle(self, event: Envelope) -> list[Envelope]:
         uow = UnitOfWork(None, self.store, cause=event)  # type: ignore[arg-type]
-        await HANDLERS[event.type](event, uow, self.deps)
+        await ROUTES[event.type](event, uow, self.deps)
         return uow.appended
 
 

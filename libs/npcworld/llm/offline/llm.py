@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from npcworld.llm.offline.cognition import OfflineCognition
 from npcworld.llm.request import prepare
 from npcworld.llm.types import OFFLINE_MODEL, LLMResult
+from npcworld.slow_calls import slow_call
 
 __all__ = ["OfflineLLM"]
 
@@ -37,6 +38,7 @@ class OfflineLLM:
         world_time: datetime | None = None,
     ) -> LLMResult[T]:
         """Answer ``kind`` offline (same validation as ``LLMClient``, nothing recorded)."""
+        slow_call("llm", kind)
         call = prepare(kind, inputs, output_model, model=OFFLINE_MODEL, parameters={})
         self.calls.append((kind, call.inputs))
         value = cast(T, self._cognition.answer(call.template, call.inputs))
