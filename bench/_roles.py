@@ -18,12 +18,15 @@ from npcworld.outbox import OutboxRelay
 
 BENCH_DDL = """
 CREATE TABLE IF NOT EXISTS bench_handled (
-    event_id    uuid PRIMARY KEY,
+    event_id    uuid        NOT NULL,
     world_id    text        NOT NULL,
     recorded_at timestamptz NOT NULL,
     handled_at  timestamptz NOT NULL
 );
+CREATE INDEX IF NOT EXISTS bench_handled_world ON bench_handled (world_id, event_id);
 """
+# No unique key on event_id: the handler's effect is not idempotent by itself, so an event handled twice shows
+# as two rows (the benchmark fails on it) instead of a unique violation the loop would retry and dead-letter.
 CONSUMER_NAME = "bench-consumer"
 
 
