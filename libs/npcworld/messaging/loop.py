@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.errors import KafkaError
 from opentelemetry.trace import SpanKind
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
@@ -31,6 +30,7 @@ from npcworld.messaging.dead_letter import DeadLetterer
 from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import make_consumer, make_producer
 from npcworld.messaging.lanes import INGEST_SHARE, IngestPacer, LaneQueue, lane_of
+from npcworld.messaging.offsets import OffsetCommits
 from npcworld.messaging.ordering import in_store_order
 from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
 from npcworld.messaging.record import KafkaRecord
@@ -204,12 +204,13 @@ class ConsumerLoop(Generic[D]):
         active; a batch of a lane in ``beside`` is handled beside the other lanes' batches."""
         queue: LaneQueue[KafkaRecord] = LaneQueue(self._is_work)
         pacer = IngestPacer(self.ingest_share)
+        commits = OffsetCommits(self.name, consumer, self._positions.update)
         paused = False
         aside: _Aside | None = None  # the batch handled beside the others
         try:
             while not stop.is_set() and not rotated.is_set():
                 if aside is not None and aside.task.done():
-                    await self._finish(consumer, queue, pacer, aside.records, aside.started, aside.task)
+                    await self._finish(commits, queue, pacer, aside.records, aside.started, aside.task)
                     aside = None
                 batches = await consumer.getmany(timeout_ms=self._wait_ms(queue, pacer, aside),
                                                  max_records=self.max_records)
@@ -227,12 +228,13 @@ class ConsumerLoop(Generic[D]):
                 if rank(lane) in self.beside:
                     aside = _Aside(task, records, time.monotonic(), rank(lane))
                     continue
-                await self._finish(consumer, queue, pacer, records, time.monotonic(), task)
+                await self._finish(commits, queue, pacer, records, time.monotonic(), task)
         except _Abandoned:
             logger.warning("%s: stopping with a batch uncommitted; it will be redelivered", self.name)
         finally:
             if aside is not None:  # still running, or ended and not yet taken: its outcome is read either way
                 await _end_aside(self.name, aside.task)
+            await commits.settle()
 
     @staticmethod
     def _wait_ms(queue: LaneQueue[KafkaRecord], pacer: IngestPacer, aside: _Aside | None) -> int:
@@ -250,21 +252,17 @@ class ConsumerLoop(Generic[D]):
             await self._process_batch(records, dead)
 
     async def _finish(
-        self, consumer: AIOKafkaConsumer, queue: LaneQueue[KafkaRecord], pacer: IngestPacer,
+        self, commits: OffsetCommits, queue: LaneQueue[KafkaRecord], pacer: IngestPacer,
         records: list[KafkaRecord], started: float, task: asyncio.Task[None],
     ) -> None:
-        """Wait for a batch's handling, then commit what is safe (raises ``_Abandoned`` as handling did)."""
+        """Wait for a batch's handling, then start committing what is safe (raises ``_Abandoned`` as handling
+        did). The offset commit runs beside the next poll (``npcworld.messaging.offsets``): waiting for the
+        broker's answer put a round trip in front of every poll's events."""
         await task
         pacer.handled(lane_of(records[0]), time.monotonic() - started)
         offsets = queue.done(records)
         self._tell(queue.urgent())
-        try:
-            await consumer.commit(offsets)
-        except KafkaError as exc:
-            # The database already holds the outcome; a redelivery is skipped as processed.
-            logger.warning("%s: offset commit failed (%r); redelivered events will be skipped",
-                           self.name, exc)
-        self._positions.update(offsets)
+        await commits.send(offsets)
 
     def _tell(self, urgent: bool) -> None:
         if self.world_first is not None:
