@@ -74,12 +74,12 @@ async def run_relay(database_url: str, bootstrap: str, stats: Path) -> None:
         await pool.close()
 
 
-async def run_consumer(database_url: str, bootstrap: str, max_records: int) -> None:
-    """Consume with the project's loop until SIGTERM."""
+async def run_consumer(database_url: str, bootstrap: str, max_records: int, pipelined: bool) -> None:
+    """Consume with the project's loop until SIGTERM (the handler's route declared pipelined or not)."""
     stop = _stop_on_sigterm()
     pool = await open_pool(database_url, min_size=1, max_size=2, name="bench-consumer")
     loop: ConsumerLoop[None] = ConsumerLoop(
-        CONSUMER_NAME, Routes(on(ObservationMade, on_observation_made)), None,
+        CONSUMER_NAME, Routes(on(ObservationMade, on_observation_made, pipelined=pipelined)), None,
         pool=pool, bootstrap=bootstrap, max_records=max_records,
     )
     try:

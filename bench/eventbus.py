@@ -161,7 +161,8 @@ class Processes:
         self.relay = subprocess.Popen(
             spy("relay") + base + ["--role", "relay", "--stats", str(self.stats)], cwd=REPO, env=env)
         self.consumer = subprocess.Popen(
-            spy("consumer") + base + ["--role", "consumer", "--max-records", str(args.max_records)],
+            spy("consumer") + base + ["--role", "consumer", "--max-records", str(args.max_records)]
+            + (["--pipelined"] if args.pipelined else []),
             cwd=REPO, env=env)
 
     def cpu(self) -> dict[str, float]:
@@ -240,7 +241,8 @@ def report(stack: BenchStack, phases: list[Phase], timeline: list[tuple[float, i
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"\nnpcworld event bus: {os.cpu_count()} CPUs, Python {platform.python_version()},"
           f" PostgreSQL {stack.postgres_version} (embedded), Tansu; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC;"
-          f" load average (1, 5, 15 min) before the run {args.load_at_start}, after it {load}")
+          f" load average (1, 5, 15 min) before the run {args.load_at_start}, after it {load};"
+          f" the handler's route {'pipelined' if args.pipelined else 'not pipelined (each statement waits)'}")
     sustained = _report_burst(phases[0], timeline, args)
     p99 = _report_paced(phases[1], args)
     raw_p99 = _pct(raw.latency_ms, 0.99)
@@ -308,6 +310,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--rate", type=int, default=1000, help="events/s in the latency phase")
     p.add_argument("--seconds", type=float, default=20.0, help="length of the latency phase")
     p.add_argument("--max-records", type=int, default=500, help="consumer loop max_records")
+    p.add_argument("--pipelined", action="store_true",
+                   help="declare the handler's route pipelined (it only writes): one round trip per poll")
     p.add_argument("--profile", type=Path, help="record py-spy stacks of relay and consumer into this folder")
     p.add_argument("--role", choices=["all", "relay", "consumer"], default="all", help=argparse.SUPPRESS)
     p.add_argument("--db", help=argparse.SUPPRESS)
@@ -322,7 +326,7 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(_roles.run_relay(args.db, args.bootstrap, args.stats))
         return
     if args.role == "consumer":
-        asyncio.run(_roles.run_consumer(args.db, args.bootstrap, args.max_records))
+        asyncio.run(_roles.run_consumer(args.db, args.bootstrap, args.max_records, args.pipelined))
         return
     args.load_at_start = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     with BenchStack() as stack:

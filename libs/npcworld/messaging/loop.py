@@ -382,17 +382,18 @@ class ConsumerLoop(Generic[D]):
         done = await _processed(conn, self.name, ids)
         fresh = [i for i in ids if i not in done]
         pending = set(fresh)
-        for record, envelope in relevant:
-            labels = {"consumer": self.name, "event_type": envelope.type}
-            if envelope.event_id not in pending:
-                instruments().events_skipped.add(1, labels)
-                continue
-            pending.discard(envelope.event_id)
-            started = time.perf_counter()
-            with self._span(record, envelope), handling_lane(lane_of(record)):
-                await self._apply(conn, envelope, gathered.get(envelope.event_id))
-            instruments().events_handled.add(1, labels)
-            instruments().handler_duration.record(time.perf_counter() - started, labels)
+        async with self._maybe_pipeline(conn, {e.type for _, e in relevant}):
+            for record, envelope in relevant:
+                labels = {"consumer": self.name, "event_type": envelope.type}
+                if envelope.event_id not in pending:
+                    instruments().events_skipped.add(1, labels)
+                    continue
+                pending.discard(envelope.event_id)
+                started = time.perf_counter()
+                with self._span(record, envelope), handling_lane(lane_of(record)):
+                    await self._apply(conn, envelope, gathered.get(envelope.event_id))
+                instruments().events_handled.add(1, labels)
+                instruments().handler_duration.record(time.perf_counter() - started, labels)
         # Claimed last, in the same transaction: Postgres gives a transaction an id only at its first write,
         # and the outbox relay holds back every event behind a transaction that has one. Claiming first made
         # each handler's reads and slow calls (memory over HTTP, the LLM) hold back every other service's
@@ -403,6 +404,13 @@ class ConsumerLoop(Generic[D]):
                 "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])",
                 (self.name, fresh),
             )
+
+    def _maybe_pipeline(self, conn: AsyncConnection[Any], types: set[str]) -> Any:
+        """Pipeline mode for a poll whose events all go to pipelined routes (``routes.on``) and to no
+        projection (an applier may read what it wrote); otherwise each statement waits for its answer."""
+        if self.projection is None and self.routes.pipelined(types):
+            return conn.pipeline()
+        return contextlib.nullcontext()
 
     def _span(self, record: KafkaRecord, envelope: Envelope) -> Any:
         attrs = {"messaging.system": "kafka", "messaging.destination.name": record.topic,
