@@ -26,7 +26,8 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-from bench import _roles
+from bench import _raw_kafka, _roles
+from bench._raw_kafka import RawFigures
 from bench._stack import BenchStack, children, cpu_seconds
 from npcworld.contracts import Envelope, ObservationMade
 from npcworld.eventstore import EventStore, UnitOfWork
@@ -53,6 +54,7 @@ class Phase:
     last_commit: float = 0.0
     cpu: dict[str, float] = field(default_factory=dict)
     latency_ms: dict[str, list[float]] = field(default_factory=dict)
+    violations: list[str] = field(default_factory=list)
 
 
 def _events(world: str, npc: str, first: int, count: int) -> list[Envelope]:
@@ -85,6 +87,25 @@ async def _wait_handled(conn: AsyncConnection, phase: Phase, timeout: float) -> 
         " FROM bench_handled WHERE world_id = %s", (phase.world,))).fetchone()
     if row and row[0] is not None:
         phase.first_commit, phase.last_commit = row
+
+
+async def _check_exactly_once(conn: AsyncConnection, phase: Phase) -> None:
+    """Every appended event handled once: none lost, none handled twice, none dead-lettered."""
+    row = await (await conn.execute(
+        "SELECT (SELECT count(*) FROM events WHERE world_id = %(w)s),"
+        " (SELECT count(DISTINCT event_id) FROM bench_handled WHERE world_id = %(w)s),"
+        " (SELECT count(*) - count(DISTINCT event_id) FROM bench_handled WHERE world_id = %(w)s),"
+        " (SELECT count(*) FROM dead_letters WHERE consumer = %(c)s)",
+        {"w": phase.world, "c": _roles.CONSUMER_NAME})).fetchone()
+    stored, handled, doubled, dead = row if row else (0, 0, 0, 0)
+    if stored != phase.events:
+        phase.violations.append(f"{stored} events stored, {phase.events} appended")
+    if handled != stored:
+        phase.violations.append(f"{stored - handled} of {stored} events never handled (lost)")
+    if doubled:
+        phase.violations.append(f"{doubled} extra handlings of events already handled (doubled)")
+    if dead:
+        phase.violations.append(f"{dead} events dead-lettered by the consumer so far")
 
 
 async def run_burst(conn: AsyncConnection, events: int, batch: int, streams: int) -> Phase:
@@ -140,7 +161,8 @@ class Processes:
         self.relay = subprocess.Popen(
             spy("relay") + base + ["--role", "relay", "--stats", str(self.stats)], cwd=REPO, env=env)
         self.consumer = subprocess.Popen(
-            spy("consumer") + base + ["--role", "consumer", "--max-records", str(args.max_records)],
+            spy("consumer") + base + ["--role", "consumer", "--max-records", str(args.max_records)]
+            + (["--pipelined"] if args.pipelined else []),
             cwd=REPO, env=env)
 
     def cpu(self) -> dict[str, float]:
@@ -193,6 +215,10 @@ async def orchestrate(stack: BenchStack, procs: Processes, args: argparse.Namesp
             raise SystemExit(f"warm-up: {warm.handled}/{warm.events} events handled; is the consumer up?")
         burst = await _with_cpu(procs, run_burst(conn, args.events, args.batch, args.streams))
         paced = await _with_cpu(procs, run_paced(conn, args.rate, args.seconds, args.streams))
+        await asyncio.sleep(2.0)  # a late redelivery would show as a second handling
+        for phase in (warm, burst, paced):
+            await _check_exactly_once(conn, phase)
+        burst.violations += [f"warm-up: {v}" for v in warm.violations]
         return [burst, paced]
 
 
@@ -208,18 +234,34 @@ def _pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, max(0, round(q * len(values)) - 1))] if values else float("nan")
 
 
-def report(stack: BenchStack, phases: list[Phase], timeline: list[tuple[float, int]],
-           args: argparse.Namespace) -> None:
-    """Print the figures and whether the targets were met."""
+def report(stack: BenchStack, phases: list[Phase], timeline: list[tuple[float, int]], raw: RawFigures,
+           args: argparse.Namespace) -> list[str]:
+    """Print the figures, the raw broker's beside them, and whether the targets were met; returns what
+    broke exactly-once (empty when every event was handled once)."""
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"\nnpcworld event bus: {os.cpu_count()} CPUs, Python {platform.python_version()},"
           f" PostgreSQL {stack.postgres_version} (embedded), Tansu; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC;"
-          f" 1-min load average before the run {args.load_at_start:.2f}")
+          f" load average (1, 5, 15 min) before the run {args.load_at_start}, after it {load};"
+          f" the handler's route {'pipelined' if args.pipelined else 'not pipelined (each statement waits)'}")
     sustained = _report_burst(phases[0], timeline, args)
     p99 = _report_paced(phases[1], args)
+    raw_p99 = _pct(raw.latency_ms, 0.99)
+    print(f"\n3. The same broker in a bare aiokafka loop (no database), this run:"
+          f" {raw.received:,}/{raw.messages:,} messages at {raw.rate:,.0f}/s;"
+          f" at {args.rate:,}/s p50 {_pct(raw.latency_ms, 0.5):.1f} ms,"
+          f" p99 {raw_p99:.1f} ms")
+    print(f"   pipeline / raw: throughput {sustained / raw.rate if raw.rate else float('nan'):.2f},"
+          f" p99 {p99 / raw_p99 if raw_p99 else float('nan'):.1f}x")
     met = {True: "met", False: "NOT met"}
     print(f"\nTargets: sustained {sustained:,.0f} events/s (target >= {TARGET_RATE:,}):"
           f" {met[sustained >= TARGET_RATE]}; p99 to consumer commit {p99:.1f} ms"
           f" at {args.rate:,}/s (target <= {TARGET_P99_MS:g} ms): {met[p99 <= TARGET_P99_MS]}")
+    violations = [f"{name}: {v}" for name, phase in zip(("throughput", "latency"), phases, strict=True)
+                  for v in phase.violations]
+    print("Exactly-once: " + ("every event handled once" if not violations else "VIOLATED"))
+    for line in violations:
+        print(f"   {line}")
+    return violations
 
 
 def _report_burst(burst: Phase, timeline: list[tuple[float, int]], args: argparse.Namespace) -> float:
@@ -268,6 +310,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--rate", type=int, default=1000, help="events/s in the latency phase")
     p.add_argument("--seconds", type=float, default=20.0, help="length of the latency phase")
     p.add_argument("--max-records", type=int, default=500, help="consumer loop max_records")
+    p.add_argument("--pipelined", action="store_true",
+                   help="declare the handler's route pipelined (it only writes): one round trip per poll")
     p.add_argument("--profile", type=Path, help="record py-spy stacks of relay and consumer into this folder")
     p.add_argument("--role", choices=["all", "relay", "consumer"], default="all", help=argparse.SUPPRESS)
     p.add_argument("--db", help=argparse.SUPPRESS)
@@ -282,9 +326,9 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(_roles.run_relay(args.db, args.bootstrap, args.stats))
         return
     if args.role == "consumer":
-        asyncio.run(_roles.run_consumer(args.db, args.bootstrap, args.max_records))
+        asyncio.run(_roles.run_consumer(args.db, args.bootstrap, args.max_records, args.pipelined))
         return
-    args.load_at_start = os.getloadavg()[0]
+    args.load_at_start = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     with BenchStack() as stack:
         import psycopg
 
@@ -296,7 +340,10 @@ def main(argv: list[str] | None = None) -> None:
             phases = asyncio.run(orchestrate(stack, procs, args))
         finally:
             timeline = procs.stop()
-        report(stack, phases, timeline, args)
+        raw = asyncio.run(_raw_kafka.measure(stack.bootstrap, args.events, args.rate, args.seconds,
+                                             args.max_records))
+        if report(stack, phases, timeline, raw, args):
+            raise SystemExit("exactly-once VIOLATED: events lost, handled twice or dead-lettered (above)")
 
 
 if __name__ == "__main__":

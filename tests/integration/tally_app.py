@@ -41,6 +41,8 @@ async def on_observation_made(event: Envelope[ObservationMade], uow: UnitOfWork,
 
 
 ROUTES = Routes(on(ObservationMade, on_observation_made))
+# The same handler declared pipelined: it only writes, so a poll's statements need not wait for answers.
+PIPELINED_ROUTES = Routes(on(ObservationMade, on_observation_made, pipelined=True))
 
 
 def observation(world_id: str, npc_id: str, text: str, tenant_id: str = "tenant-a") -> Envelope:
@@ -67,10 +69,10 @@ async def prepare(database_url: str) -> None:
 
 
 def make_loop(  # type: ignore[no-untyped-def]
-    pool, bootstrap: str, group: str, delay: float = 0.0, heartbeat: float = 2.0
+    pool, bootstrap: str, group: str, delay: float = 0.0, heartbeat: float = 2.0, pipelined: bool = False
 ) -> ConsumerLoop[TallyDeps]:
     return ConsumerLoop(
-        group, ROUTES, TallyDeps(delay), pool=pool, bootstrap=bootstrap,
+        group, PIPELINED_ROUTES if pipelined else ROUTES, TallyDeps(delay), pool=pool, bootstrap=bootstrap,
         policy=RetryPolicy(handler_attempts=2, base_delay=0.01, max_delay=0.1), max_records=50,
         heartbeat_seconds=heartbeat,
     )

@@ -75,6 +75,28 @@ async def test_appended_events_reach_the_consumer_exactly_once(
     assert got == sorted(texts)
 
 
+async def test_a_pipelined_route_applies_each_event_once_and_still_dead_letters_its_poison(
+    tally_db: AsyncConnectionPool, broker: BrokerForTests
+) -> None:
+    npc = f"q-{uuid.uuid4().hex[:6]}"
+    texts = [(npc, f"saw the well #{i:03d}") for i in range(60)]
+    stop, consumer_group = asyncio.Event(), group()
+    relay = OutboxRelay(tally_db, broker.bootstrap)
+    loop = tally_app.make_loop(tally_db, broker.bootstrap, consumer_group, pipelined=True)
+    async with running(relay.run(stop), loop.run(stop), stop=stop):
+        async with tally_db.connection() as conn:
+            poisoned = [*texts[:30], (npc, "explode"), *texts[30:]]
+            await tally_app.append_observations(conn, uuid.uuid4().hex, poisoned)
+        await eventually(lambda: effects(tally_db, npc), lambda rows: len(rows) >= 60)
+        reasons = await eventually(
+            lambda: _dead_letter_reasons(tally_db, consumer_group), lambda r: len(r) >= 1
+        )
+        await asyncio.sleep(0.5)  # any duplicate would land now
+        got = await effects(tally_db, npc)
+    assert got == sorted(texts)
+    assert len(reasons) == 1 and "always fails" in reasons[0]
+
+
 async def test_a_consumer_killed_mid_batch_loses_nothing_and_applies_nothing_twice(
     tally_db: AsyncConnectionPool, database_url: str, broker: BrokerForTests
 ) -> None:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.errors import KafkaError
 from opentelemetry.trace import SpanKind
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
@@ -31,6 +30,7 @@ from npcworld.messaging.dead_letter import DeadLetterer
 from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import make_consumer, make_producer
 from npcworld.messaging.lanes import INGEST_SHARE, IngestPacer, LaneQueue, lane_of
+from npcworld.messaging.offsets import OffsetCommits
 from npcworld.messaging.ordering import in_store_order
 from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
 from npcworld.messaging.record import KafkaRecord
@@ -204,12 +204,13 @@ class ConsumerLoop(Generic[D]):
         active; a batch of a lane in ``beside`` is handled beside the other lanes' batches."""
         queue: LaneQueue[KafkaRecord] = LaneQueue(self._is_work)
         pacer = IngestPacer(self.ingest_share)
+        commits = OffsetCommits(self.name, consumer, self._positions.update)
         paused = False
         aside: _Aside | None = None  # the batch handled beside the others
         try:
             while not stop.is_set() and not rotated.is_set():
                 if aside is not None and aside.task.done():
-                    await self._finish(consumer, queue, pacer, aside.records, aside.started, aside.task)
+                    await self._finish(commits, queue, pacer, aside.records, aside.started, aside.task)
                     aside = None
                 batches = await consumer.getmany(timeout_ms=self._wait_ms(queue, pacer, aside),
                                                  max_records=self.max_records)
@@ -227,12 +228,13 @@ class ConsumerLoop(Generic[D]):
                 if rank(lane) in self.beside:
                     aside = _Aside(task, records, time.monotonic(), rank(lane))
                     continue
-                await self._finish(consumer, queue, pacer, records, time.monotonic(), task)
+                await self._finish(commits, queue, pacer, records, time.monotonic(), task)
         except _Abandoned:
             logger.warning("%s: stopping with a batch uncommitted; it will be redelivered", self.name)
         finally:
             if aside is not None:  # still running, or ended and not yet taken: its outcome is read either way
                 await _end_aside(self.name, aside.task)
+            await commits.settle()
 
     @staticmethod
     def _wait_ms(queue: LaneQueue[KafkaRecord], pacer: IngestPacer, aside: _Aside | None) -> int:
@@ -250,21 +252,17 @@ class ConsumerLoop(Generic[D]):
             await self._process_batch(records, dead)
 
     async def _finish(
-        self, consumer: AIOKafkaConsumer, queue: LaneQueue[KafkaRecord], pacer: IngestPacer,
+        self, commits: OffsetCommits, queue: LaneQueue[KafkaRecord], pacer: IngestPacer,
         records: list[KafkaRecord], started: float, task: asyncio.Task[None],
     ) -> None:
-        """Wait for a batch's handling, then commit what is safe (raises ``_Abandoned`` as handling did)."""
+        """Wait for a batch's handling, then start committing what is safe (raises ``_Abandoned`` as handling
+        did). The offset commit runs beside the next poll (``npcworld.messaging.offsets``): waiting for the
+        broker's answer put a round trip in front of every poll's events."""
         await task
         pacer.handled(lane_of(records[0]), time.monotonic() - started)
         offsets = queue.done(records)
         self._tell(queue.urgent())
-        try:
-            await consumer.commit(offsets)
-        except KafkaError as exc:
-            # The database already holds the outcome; a redelivery is skipped as processed.
-            logger.warning("%s: offset commit failed (%r); redelivered events will be skipped",
-                           self.name, exc)
-        self._positions.update(offsets)
+        await commits.send(offsets)
 
     def _tell(self, urgent: bool) -> None:
         if self.world_first is not None:
@@ -384,17 +382,18 @@ class ConsumerLoop(Generic[D]):
         done = await _processed(conn, self.name, ids)
         fresh = [i for i in ids if i not in done]
         pending = set(fresh)
-        for record, envelope in relevant:
-            labels = {"consumer": self.name, "event_type": envelope.type}
-            if envelope.event_id not in pending:
-                instruments().events_skipped.add(1, labels)
-                continue
-            pending.discard(envelope.event_id)
-            started = time.perf_counter()
-            with self._span(record, envelope), handling_lane(lane_of(record)):
-                await self._apply(conn, envelope, gathered.get(envelope.event_id))
-            instruments().events_handled.add(1, labels)
-            instruments().handler_duration.record(time.perf_counter() - started, labels)
+        async with self._maybe_pipeline(conn, {e.type for _, e in relevant}):
+            for record, envelope in relevant:
+                labels = {"consumer": self.name, "event_type": envelope.type}
+                if envelope.event_id not in pending:
+                    instruments().events_skipped.add(1, labels)
+                    continue
+                pending.discard(envelope.event_id)
+                started = time.perf_counter()
+                with self._span(record, envelope), handling_lane(lane_of(record)):
+                    await self._apply(conn, envelope, gathered.get(envelope.event_id))
+                instruments().events_handled.add(1, labels)
+                instruments().handler_duration.record(time.perf_counter() - started, labels)
         # Claimed last, in the same transaction: Postgres gives a transaction an id only at its first write,
         # and the outbox relay holds back every event behind a transaction that has one. Claiming first made
         # each handler's reads and slow calls (memory over HTTP, the LLM) hold back every other service's
@@ -405,6 +404,13 @@ class ConsumerLoop(Generic[D]):
                 "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])",
                 (self.name, fresh),
             )
+
+    def _maybe_pipeline(self, conn: AsyncConnection[Any], types: set[str]) -> Any:
+        """Pipeline mode for a poll whose events all go to pipelined routes (``routes.on``) and to no
+        projection (an applier may read what it wrote); otherwise each statement waits for its answer."""
+        if self.projection is None and self.routes.pipelined(types):
+            return conn.pipeline()
+        return contextlib.nullcontext()
 
     def _span(self, record: KafkaRecord, envelope: Envelope) -> Any:
         attrs = {"messaging.system": "kafka", "messaging.destination.name": record.topic,

@@ -25,7 +25,7 @@ topics, its heartbeat's types, the stepped clock's reaction set) reads it as bef
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast, overload
 
@@ -54,6 +54,7 @@ class Route(Generic[D]):
     handler: Callable[..., Awaitable[None]]
     gather: _GatherAny[D] | None
     _apply: _Apply[D]
+    pipelined: bool = False
 
     @property
     def event_type(self) -> str:
@@ -73,7 +74,10 @@ class Route(Generic[D]):
 
 
 @overload
-def on(payload: type[P], handler: Callable[[Envelope[P], UnitOfWork, D], Awaitable[None]]) -> Route[D]: ...
+def on(
+    payload: type[P], handler: Callable[[Envelope[P], UnitOfWork, D], Awaitable[None]], *,
+    pipelined: bool = False,
+) -> Route[D]: ...
 
 
 @overload
@@ -82,6 +86,7 @@ def on(
     handler: Callable[[Envelope[P], UnitOfWork, D, G | None], Awaitable[None]],
     *,
     gather: Gather[P, D, G],
+    pipelined: bool = False,
 ) -> Route[D]: ...
 
 
@@ -90,16 +95,22 @@ def on(
     handler: Callable[..., Awaitable[None]],
     *,
     gather: Gather[P, D, G] | None = None,
+    pipelined: bool = False,
 ) -> Route[D]:
     """The route of ``payload``'s events to ``handler``; with ``gather``, the handler takes the gathered
-    result as a fourth argument (None when there is none for its event)."""
+    result as a fourth argument (None when there is none for its event).
+
+    ``pipelined``: the handler only sends statements and never reads what they return (no ``rowcount``, no
+    fetch), so the loop may send a poll's statements in psycopg pipeline mode, without waiting for each
+    answer: one round trip per poll instead of one per statement. A failure then shows at the poll's end,
+    which redoes the poll on the careful path (a savepoint per event), as any failure does."""
     if gather is None:
         async def apply(event: Envelope, uow: UnitOfWork, deps: D, gathered: object) -> None:
             await handler(event, uow, deps)
     else:
         async def apply(event: Envelope, uow: UnitOfWork, deps: D, gathered: object) -> None:
             await handler(event, uow, deps, gathered)
-    return Route(payload, handler, cast("_GatherAny[D] | None", gather), apply)
+    return Route(payload, handler, cast("_GatherAny[D] | None", gather), apply, pipelined)
 
 
 class Routes(Mapping[str, Route[D]]):
@@ -127,6 +138,10 @@ class Routes(Mapping[str, Route[D]]):
 
     def __len__(self) -> int:
         return len(self._routes)
+
+    def pipelined(self, event_types: Iterable[str]) -> bool:
+        """Whether every one of these types has a route that may be sent in pipeline mode (see ``on``)."""
+        return all(t in self._routes and self._routes[t].pipelined for t in event_types)
 
     def gathering(self) -> frozenset[str]:
         """The event types whose routes gather before the transaction."""

@@ -76,6 +76,18 @@ def test_routes_are_keyed_by_event_type_and_say_which_gather() -> None:
         Routes(on(WorldTicked, _apply_with_a_model_call), on(WorldTicked, _apply_with_a_model_call))
 
 
+def test_a_poll_is_pipelined_only_when_every_route_it_reaches_is_declared_pipelined() -> None:
+    routes = Routes(on(WorldTicked, _apply_with_a_model_call, pipelined=True), on(PlayerSpoke, _apply_spoke))
+    assert routes.pipelined({"WorldTicked"})
+    assert not routes.pipelined({"WorldTicked", "PlayerSpoke"})
+    assert not routes.pipelined({"ObservationMade"})  # no route of this consumer: nothing is promised
+    assert not ROUTES.pipelined({"ObservationMade"})  # the default: every statement waits for its answer
+
+
+async def _apply_spoke(event: Envelope[PlayerSpoke], uow: UnitOfWork, deps: _Seen) -> None:
+    deps.log.append(("spoke", event.payload.text))
+
+
 async def test_a_route_refuses_an_event_whose_payload_is_not_its_class() -> None:
     spoke = _event(PlayerSpoke(player_id="p1", text="hello"))
     with pytest.raises(PermanentError, match="carries a PlayerSpoke, not a WorldTicked"):
