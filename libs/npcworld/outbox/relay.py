@@ -26,7 +26,6 @@ __all__ = ["OutboxRelay"]
 logger = logging.getLogger(__name__)
 
 _RELAY_LOCK = 0x72656C6179  # one active relay per database; others wait as standbys
-_HELD_WAIT_MAX = 0.005  # seconds between looks at rows held back by an open transaction (was 50 ms: p99)
 _ENVELOPE_JSON = """json_build_object(
     'event_id', e.event_id, 'type', e.type, 'schema_version', e.schema_version, 'tenant_id', e.tenant_id,
     'world_id', e.world_id, 'npc_id', e.npc_id, 'world_time', e.world_time, 'recorded_at', e.recorded_at,
@@ -166,30 +165,21 @@ class OutboxRelay:
             await _wait(stop, self.age_every)
 
     async def drain(self, producer: AIOKafkaProducer) -> int:
-        """Publish every eligible outbox row; returns how many were published.
-
-        A batch shorter than ``batch_size`` took every row eligible then, so the next look is one cheap
-        query (are any rows left?) rather than another drain transaction. Rows left behind wait for an older
-        transaction that is still open (often a consumer's, which commits within milliseconds and sends no
-        notification): they are looked for again after 1 ms, backing off to ``_HELD_WAIT_MAX``, a bound on
-        what such a wait adds to an event's latency.
-        """
+        """Publish every eligible outbox row; returns how many were published."""
         total, idle_wait = 0, 0.001
         while True:
             published = await self.drain_once(producer)
             total += published
-            if published == self.batch_size:
+            if published:
                 idle_wait = 0.001
                 continue
             async with self.pool.connection() as conn:
                 pending = await (await conn.execute("SELECT EXISTS (SELECT 1 FROM outbox)")).fetchone()
             if not pending or not pending[0]:
                 return total
-            if published:  # more rows came meanwhile, or some are held back: look again at once
-                idle_wait = 0.001
-                continue
+            # Rows exist but an older transaction is still open: wait for it briefly.
             await asyncio.sleep(idle_wait)
-            idle_wait = min(idle_wait * 2, _HELD_WAIT_MAX)
+            idle_wait = min(idle_wait * 2, 0.05)
 
     async def drain_once(self, producer: AIOKafkaProducer) -> int:
         """Publish one batch of eligible rows and delete them from the outbox."""
