@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from psycopg_pool import AsyncConnectionPool
@@ -24,7 +24,7 @@ from npcworld.eventstore import EventStore, UnitOfWork
 from services.memory.deps import MemoryDeps
 from services.memory.domain import ImportanceRater, ImportanceRatings, RatingContext
 
-__all__ = ["DraftCollector", "PrefetchingRater", "RatingRequest", "clear_prefetched", "dry_run",
+__all__ = ["DraftCollector", "PrefetchingRater", "RatingRequest", "batches", "clear_prefetched", "dry_run",
            "gather_slow_calls", "prefetching"]
 
 logger = logging.getLogger(__name__)
@@ -62,14 +62,21 @@ class PrefetchingRater:
         self._cache: dict[RatingRequest, ImportanceRatings] = {}
 
     async def prefetch(self, requests: Sequence[RatingRequest]) -> None:
-        """Rate every request not cached yet, a few at a time."""
+        """Rate every request not cached yet: one batch per NPC and moment (the paper's per-step batch,
+        each distinct text once), a few batches at a time."""
         gate = asyncio.Semaphore(self.concurrency)
 
-        async def one(request: RatingRequest) -> None:
+        async def one(context: RatingContext, group: list[RatingRequest]) -> None:
+            texts = list(dict.fromkeys(t for r in group for t in r.texts))
             async with gate:
-                self._cache[request] = await self.inner.rate(request.texts, request.context)
+                ratings = await self.inner.rate(texts, context)
+            if len(ratings.scores) != len(texts):
+                return  # left to the handler, which meets the mismatch where it is handled
+            score = dict(zip(texts, ratings.scores, strict=True))
+            for r in group:
+                self._cache[r] = ImportanceRatings(tuple(score[t] for t in r.texts), ratings.model)
 
-        await asyncio.gather(*(one(r) for r in dict.fromkeys(requests) if r not in self._cache))
+        await asyncio.gather(*(one(c, g) for c, g in batches(r for r in requests if r not in self._cache)))
 
     async def rate(self, descriptions: Sequence[str], context: RatingContext) -> ImportanceRatings:
         cached = self._cache.get(RatingRequest(tuple(descriptions), context))
@@ -77,6 +84,15 @@ class PrefetchingRater:
 
     def clear(self) -> None:
         self._cache.clear()
+
+
+def batches(requests: Iterable[RatingRequest]) -> list[tuple[RatingContext, list[RatingRequest]]]:
+    """Distinct requests grouped by whose memories they rate and when, in first-seen order (deterministic:
+    the held writes of a step are gathered in their fixed release order)."""
+    groups: dict[RatingContext, list[RatingRequest]] = {}
+    for request in dict.fromkeys(requests):
+        groups.setdefault(request.context, []).append(request)
+    return list(groups.items())
 
 
 async def dry_run(

@@ -16,7 +16,12 @@ from services.memory.domain.memory import (
     access_stream_id,
     memory_stream_id,
 )
-from services.memory.domain.observations import PreviousObservation, is_duplicate, state_key
+from services.memory.domain.observations import (
+    PreviousObservation,
+    is_duplicate,
+    normalise_description,
+    state_key,
+)
 from services.memory.domain.provenance import (
     DESIGNER,
     INFERRED,
@@ -67,6 +72,7 @@ __all__ = [
     "cosine",
     "is_duplicate",
     "memory_stream_id",
+    "normalise_description",
     "persona_summary",
     "prior",
     "prior_thresholds",
