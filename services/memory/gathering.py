@@ -3,8 +3,8 @@ transaction; the writes then, in a short one.
 
 A dry run of the handlers, in a read-only transaction that is rolled back, finds what each would rate and
 embed (``record_memories`` collects instead of recording while the rater is a ``DraftCollector``). The
-importance ratings (LLM calls) and the embeddings (one model call) are then computed with no transaction
-open, and the real run finds them in the ``PrefetchingRater`` and ``PrefetchingEmbedder`` caches. A handler
+importance ratings (one LLM call per NPC and moment: a step's batch) and the embeddings (one model call)
+are then computed with no transaction open, and the real run finds them in the ``PrefetchingRater`` and ``PrefetchingEmbedder`` caches. A handler
 that asks for something the dry run did not foresee still gets it, on the spot.
 """
 
@@ -45,9 +45,13 @@ class DraftCollector:
 
     def __init__(self) -> None:
         self.requests: list[RatingRequest] = []
+        self.texts: list[str] = []  # every text the handlers will embed (rated or not)
 
-    def collect(self, texts: Sequence[str], context: RatingContext) -> None:
-        self.requests.append(RatingRequest(tuple(texts), context))
+    def collect(self, texts: Sequence[str], context: RatingContext, *, unrated: Sequence[str]) -> None:
+        """The drafts' ``texts`` will be embedded, and the ``unrated`` among them rated."""
+        self.texts.extend(texts)
+        if unrated:
+            self.requests.append(RatingRequest(tuple(unrated), context))
 
     async def rate(self, descriptions: Sequence[str], context: RatingContext) -> ImportanceRatings:
         raise AssertionError("a dry run records nothing, so it rates nothing")
@@ -97,8 +101,8 @@ def batches(requests: Iterable[RatingRequest]) -> list[tuple[RatingContext, list
 
 async def dry_run(
     events: Sequence[Envelope], deps: MemoryDeps, pool: AsyncConnectionPool, handlers: Mapping[str, Handler]
-) -> list[RatingRequest]:
-    """What the handlers of ``events`` would rate (and so embed); writes nothing."""
+) -> DraftCollector:
+    """What the handlers of ``events`` would embed and rate; writes nothing."""
     collector = DraftCollector()
     dry = dataclasses.replace(deps, rater=collector)
     store = EventStore()
@@ -112,7 +116,7 @@ async def dry_run(
                     await handler(event, UnitOfWork(conn, store, cause=event), dry)
             except Exception:  # the real run meets the same error where it is handled (dead letters)
                 logger.debug("dry run of %s event_id=%s failed", event.type, event.event_id, exc_info=True)
-    return collector.requests
+    return collector
 
 
 async def gather_slow_calls(
@@ -123,11 +127,11 @@ async def gather_slow_calls(
     rater, embedder = deps.rater, deps.embedder
     if not isinstance(rater, PrefetchingRater) and not isinstance(embedder, PrefetchingEmbedder):
         return 0
-    requests = await dry_run(events, deps, pool, handlers)
-    texts = [t for r in requests for t in r.texts]
+    collected = await dry_run(events, deps, pool, handlers)
+    requests = collected.requests
     # Embeddings first: offline importance embeds the same texts and finds them in the model's cache.
     if isinstance(embedder, PrefetchingEmbedder):
-        await embedder.prefetch(texts)
+        await embedder.prefetch(collected.texts)
     if isinstance(rater, PrefetchingRater):
         await rater.prefetch(requests)
     return len(requests) if isinstance(rater, PrefetchingRater) else 0

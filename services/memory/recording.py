@@ -20,6 +20,7 @@ from services.memory.domain import (
     RatingContext,
     ablated_kinds,
     clamp_importance,
+    idle_importance,
     is_duplicate,
     memory_stream_id,
     state_key,
@@ -27,10 +28,12 @@ from services.memory.domain import (
 from services.memory.gathering import DraftCollector
 from services.memory.repository import AblationRepository
 
-__all__ = ["REUSED", "is_repeated_observation", "record_memories"]
+__all__ = ["IDLE_RULE", "REUSED", "is_repeated_observation", "record_memories"]
 
-# The importance_model of a memory whose rating is the NPC's earlier rating of the same state.
+# The importance_model of a memory whose rating is the NPC's earlier rating of the same state, and of an idle
+# object's (rated without a model, as the paper's code does).
 REUSED = "earlier-rating"
+IDLE_RULE = "idle-rule"
 
 
 async def is_repeated_observation(
@@ -67,8 +70,7 @@ async def record_memories(
     known = await _earlier_ratings(uow, deps, stream, drafts)
     unrated = [t for i, t in enumerate(texts) if i not in known]
     if isinstance(deps.rater, DraftCollector):  # a dry run (services/memory/gathering.py): nothing is written
-        if unrated:
-            deps.rater.collect(unrated, context)
+        deps.rater.collect(texts, context, unrated=unrated)
         return []
     # Embedded before rating: offline importance embeds the same texts and finds them in the model's cache.
     vectors = await deps.embedder.embed(texts)
@@ -78,8 +80,8 @@ async def record_memories(
             f"importance rater returned {len(ratings.scores)} ratings for {len(unrated)} memories"
         )
     fresh = iter(ratings.scores)
-    scores = [known[i] if i in known else next(fresh) for i in range(len(drafts))]
-    models = [REUSED if i in known else ratings.model for i in range(len(drafts))]
+    scores = [known[i][0] if i in known else next(fresh) for i in range(len(drafts))]
+    models = [known[i][1] if i in known else ratings.model for i in range(len(drafts))]
     memories = [
         Memory(
             new_id(),
@@ -115,16 +117,18 @@ async def record_memories(
 
 async def _earlier_ratings(
     uow: UnitOfWork, deps: MemoryDeps, stream: NpcStream, drafts: Sequence[MemoryDraft]
-) -> dict[int, int]:
-    """Ratings the NPC gave before to the same unchanged observations, by draft index: a state it stored
-    and rated once (the rating is in that MemoryRecorded event) is not rated again when it comes back."""
-    known: dict[int, int] = {}
+) -> dict[int, tuple[int, str]]:
+    """Ratings known without a model call, by draft index: an idle object (the paper's code rates it 1), and
+    a state the NPC stored and rated once (the rating is in that MemoryRecorded event) when it comes back."""
+    known: dict[int, tuple[int, str]] = {}
     for i, d in enumerate(drafts):
-        if d.kind == "observation":
+        if (idle := idle_importance(d.kind, d.description)) is not None:
+            known[i] = (idle, IDLE_RULE)
+        elif d.kind == "observation":
             key = state_key(d.description, d.subject, d.location)
             earlier = await deps.repository.earlier_rating(uow.conn, stream, key, d.description)
             if earlier is not None:
-                known[i] = earlier
+                known[i] = (earlier, REUSED)
     return known
 
 

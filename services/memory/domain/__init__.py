@@ -7,6 +7,7 @@ from services.memory.domain.importance import (
     ImportanceRatings,
     RatingContext,
     clamp_importance,
+    idle_importance,
 )
 from services.memory.domain.memory import (
     Memory,
@@ -70,6 +71,7 @@ __all__ = [
     "clamp_importance",
     "corroborated",
     "cosine",
+    "idle_importance",
     "is_duplicate",
     "memory_stream_id",
     "normalise_description",
