@@ -4,8 +4,9 @@ transaction; the writes then, in a short one.
 A dry run of the handlers, in a read-only transaction that is rolled back, finds what each would rate and
 embed (``record_memories`` collects instead of recording while the rater is a ``DraftCollector``). The
 importance ratings (one LLM call per NPC and moment: a step's batch) and the embeddings (one model call)
-are then computed with no transaction open, and the real run finds them in the ``PrefetchingRater`` and ``PrefetchingEmbedder`` caches. A handler
-that asks for something the dry run did not foresee still gets it, on the spot.
+are then computed with no transaction open, and the real run finds them in the ``PrefetchingRater`` and
+``PrefetchingEmbedder`` caches. A handler that asks for something the dry run did not foresee still gets
+it, on the spot.
 """
 
 from __future__ import annotations

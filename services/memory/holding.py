@@ -140,7 +140,7 @@ async def _release_world(
         released += await _apply(event, rows, local, pool, handlers)
 
 
-def whole_npcs(rows: Sequence[tuple[int, Envelope]], *, full: bool) -> Sequence[tuple[int, Envelope]]:
+def whole_npcs(rows: list[tuple[int, Envelope]], *, full: bool) -> list[tuple[int, Envelope]]:
     """A full chunk without its last NPC's writes of the last moment when others come before them: they start
     the next chunk, so one NPC's step is rated in one call (the release order keeps an NPC's writes of a
     moment together)."""
