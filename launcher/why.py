@@ -71,7 +71,8 @@ def render(x: Explanation, *, prompts: bool = False) -> str:
             lines.append(f"  #{c.id} {c.prompt_kind} v{c.template_version}, {c.provider}/{c.model},"
                          f" {c.outcome}, tokens {c.tokens_in}+{c.tokens_out}, {c.latency_ms:.0f} ms")
             if prompts:
-                lines += [f"    {m.get('role', '?')}: {m.get('content', '')}" for m in c.request]
+                lines += [f"    {m.get('role', '?')}: {m.get('content', '')}" for m in c.request] or [
+                    "    (prompt text not known: its inputs were removed or its template version is gone)"]
             answer = c.response if isinstance(c.response, dict) else {"value": c.response}
             lines.append(f"    answer: {_gist(answer)}")
     if x.retrievals:

@@ -61,12 +61,12 @@ async def read_facts(conn: AsyncConnection[Any], tenant_id: str, world_id: str) 
     row = await cur.fetchone()
     facts.world_start = row[0] if row else None
     cur = await conn.execute(
-        "SELECT npc_id, prompt_kind, tokens_in, tokens_out FROM llm_calls"
+        "SELECT npc_id, prompt_kind, tokens_in, tokens_out, coalesce(prompt_chars, 0) FROM llm_calls"
         " WHERE tenant_id = %s AND world_id = %s"
         " ORDER BY id",
         (tenant_id, world_id),
     )
-    facts.llm_calls = [LlmCall(r[0], r[1], r[2], r[3]) for r in await cur.fetchall()]
+    facts.llm_calls = [LlmCall(r[0], r[1], r[2], r[3], r[4]) for r in await cur.fetchall()]
     cur = await conn.execute(
         "SELECT type, count(*) FROM events WHERE tenant_id = %s AND world_id = %s GROUP BY type",
         (tenant_id, world_id),

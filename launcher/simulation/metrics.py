@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 __all__ = [
     "Conversation",
@@ -25,6 +26,7 @@ __all__ = [
     "llm_usage",
     "mentions",
     "mutual_edges",
+    "prompt_tokens",
 ]
 
 
@@ -54,6 +56,7 @@ class LlmCall:
     prompt_kind: str
     tokens_in: int
     tokens_out: int
+    prompt_chars: int = 0  # the rendered prompt's length (0: not recorded)
 
 
 @dataclass(frozen=True)
@@ -146,14 +149,30 @@ def attendance(
     return frozenset(present)
 
 
-def llm_usage(calls: Iterable[LlmCall], npc_count: int, days: float) -> dict[str, dict[str, float]]:
-    """Calls and tokens by prompt kind, in total and per NPC per simulated day (kind ``all`` sums them)."""
+CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text and BPE tokenizers
+
+
+def prompt_tokens(call: LlmCall) -> tuple[int, bool]:
+    """The call's prompt tokens and whether they are an estimate: the provider's count when it gave one,
+    else the prompt's length over CHARS_PER_TOKEN (the offline provider counts no tokens)."""
+    if call.tokens_in or not call.prompt_chars:
+        return call.tokens_in, False
+    return -(-call.prompt_chars // CHARS_PER_TOKEN), True
+
+
+def llm_usage(calls: Iterable[LlmCall], npc_count: int, days: float) -> dict[str, dict[str, Any]]:
+    """Calls, tokens and prompt tokens by prompt kind, in total and per NPC per simulated day (kind ``all``
+    sums them). ``tokens`` are what providers counted; ``prompt_tokens`` fill in an estimate from the prompt
+    text where none was counted, and ``prompt_tokens_estimated`` says so."""
     totals: dict[str, list[int]] = {}
     for call in calls:
+        prompt, estimated = prompt_tokens(call)
         for kind in (call.prompt_kind, "all"):
-            row = totals.setdefault(kind, [0, 0])
+            row = totals.setdefault(kind, [0, 0, 0, 0])
             row[0] += 1
             row[1] += call.tokens_in + call.tokens_out
+            row[2] += prompt
+            row[3] += estimated
     scale = max(npc_count, 1) * max(days, 1e-9)
     return {
         kind: {
@@ -161,6 +180,8 @@ def llm_usage(calls: Iterable[LlmCall], npc_count: int, days: float) -> dict[str
             "tokens": t,
             "calls_per_npc_day": round(c / scale, 2),
             "tokens_per_npc_day": round(t / scale, 1),
+            "prompt_tokens_per_npc_day": round(p / scale, 1),
+            "prompt_tokens_estimated": e > 0,
         }
-        for kind, (c, t) in sorted(totals.items())
+        for kind, (c, t, p, e) in sorted(totals.items())
     }

@@ -113,8 +113,9 @@ def build_report(
 
 
 def comparable(report: dict[str, Any]) -> dict[str, Any]:
-    """The report without wall-time figures: what two runs with the same seed must agree on."""
-    return {k: v for k, v in report.items() if k != "wall"}
+    """The report without wall-time and table-size figures: what two runs with the same seed must agree on
+    (table sizes move by a few pages with vacuum timing)."""
+    return {k: v for k, v in report.items() if k not in ("wall", "storage")}
 
 
 def to_markdown(report: dict[str, Any]) -> str:
@@ -156,14 +157,24 @@ def to_markdown(report: dict[str, Any]) -> str:
     lines += [
         "## LLM calls and tokens per NPC per simulated day",
         "",
-        "| prompt kind | calls | tokens | calls/NPC/day | tokens/NPC/day |",
-        "|---|---|---|---|---|",
+        "Prompt tokens marked *estimate* are the prompt text's length over 4 characters per token (the "
+        "provider counted none: the offline provider).",
+        "",
+        "| prompt kind | calls | tokens | calls/NPC/day | tokens/NPC/day | prompt tokens/NPC/day |",
+        "|---|---|---|---|---|---|",
     ]
     for kind, u in report["llm"].items():
+        estimate = " (estimate)" if u.get("prompt_tokens_estimated") else ""
         lines.append(
             f"| {kind} | {u['calls']} | {u['tokens']} | {u['calls_per_npc_day']} "
-            f"| {u['tokens_per_npc_day']} |"
+            f"| {u['tokens_per_npc_day']} | {u.get('prompt_tokens_per_npc_day', 0)}{estimate} |"
         )
+    if "storage" in report:
+        st = report["storage"]
+        largest = ", ".join(f"{t} {mb}" for t, mb in st["largest_tables_mb_per_npc_day"].items())
+        lines += ["", "## Storage per NPC per simulated day", "",
+                  f"{st['mb_per_npc_day']} MB per NPC-day ({st['mb']} MB in all; largest tables, MB per"
+                  f" NPC-day: {largest or 'none'})."]
     wall = report["wall"]
     rotations = wall.get("broker_rotations")
     rotated = f" The embedded broker was replaced {rotations} times." if rotations else ""

@@ -28,6 +28,7 @@ from launcher.private_ports import free_port, private_api_env
 from launcher.run_guard import guarded, stop_leftovers
 from launcher.simulation.eventlog import read_facts
 from launcher.simulation.report import build_report, to_markdown
+from launcher.simulation.storage import storage_figures, table_sizes
 from launcher.supervisor import SERVICE_MODULES, ProcessGroup, process_commands, rotate_group_broker
 from npcworld.contracts import ClockChanged, Envelope, EventPayload, WorldCreated
 from npcworld.db import open_pool
@@ -194,6 +195,8 @@ async def _simulate(
         )
         probe = PipelineProbe(pool)
         await probe.wait_idle(120)
+        async with pool.connection() as conn:
+            sizes_before = await table_sizes(conn)
         async with pool.connection() as conn, conn.transaction():
             await _append(
                 conn,
@@ -224,6 +227,7 @@ async def _simulate(
         wall = time.monotonic() - began
         async with pool.connection() as conn:
             facts = await read_facts(conn, tenant, world)
+            sizes_after = await table_sizes(conn)
     finally:
         await pool.close()
     run = {
@@ -236,6 +240,7 @@ async def _simulate(
     }
     report = build_report(facts, load_template(cfg.template).stories, run, wall)
     report["wall"]["broker_rotations"] = len(rotation.rotations)  # how the run went, not what it produced
+    report["storage"] = storage_figures(sizes_before, sizes_after, len(facts.names) * cfg.days)
     return report
 
 

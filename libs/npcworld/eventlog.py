@@ -22,6 +22,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from npcworld.llm.prompts import render_recorded
 from npcworld.shredding import reveal_sync
 
 __all__ = [
@@ -139,7 +140,15 @@ def _calls(conn: psycopg.Connection[Any], cause: uuid.UUID, tenant_id: str, npc_
             " AND (%s::text IS NULL OR npc_id = %s) ORDER BY id",
             (cause, tenant_id, npc_id, npc_id),
         ).fetchall()
-    return [Call(**row) for row in rows]
+    return [Call(**(row | {"request": _prompt(row)})) for row in rows]
+
+
+def _prompt(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The call's messages: as recorded, else rendered again from its template inputs; [] when neither is
+    known (inputs forgotten with a player, or a template version no longer in the code)."""
+    if row["request"] is not None:
+        return list(row["request"])
+    return list(render_recorded(row["prompt_kind"], row["template_version"], row["inputs"]) or [])
 
 
 def _retrievals(

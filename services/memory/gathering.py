@@ -3,9 +3,10 @@ transaction; the writes then, in a short one.
 
 A dry run of the handlers, in a read-only transaction that is rolled back, finds what each would rate and
 embed (``record_memories`` collects instead of recording while the rater is a ``DraftCollector``). The
-importance ratings (LLM calls) and the embeddings (one model call) are then computed with no transaction
-open, and the real run finds them in the ``PrefetchingRater`` and ``PrefetchingEmbedder`` caches. A handler
-that asks for something the dry run did not foresee still gets it, on the spot.
+importance ratings (one LLM call per NPC and moment: a step's batch) and the embeddings (one model call)
+are then computed with no transaction open, and the real run finds them in the ``PrefetchingRater`` and
+``PrefetchingEmbedder`` caches. A handler that asks for something the dry run did not foresee still gets
+it, on the spot.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from psycopg_pool import AsyncConnectionPool
@@ -24,7 +25,7 @@ from npcworld.eventstore import EventStore, UnitOfWork
 from services.memory.deps import MemoryDeps
 from services.memory.domain import ImportanceRater, ImportanceRatings, RatingContext
 
-__all__ = ["DraftCollector", "PrefetchingRater", "RatingRequest", "clear_prefetched", "dry_run",
+__all__ = ["DraftCollector", "PrefetchingRater", "RatingRequest", "batches", "clear_prefetched", "dry_run",
            "gather_slow_calls", "prefetching"]
 
 logger = logging.getLogger(__name__)
@@ -45,9 +46,13 @@ class DraftCollector:
 
     def __init__(self) -> None:
         self.requests: list[RatingRequest] = []
+        self.texts: list[str] = []  # every text the handlers will embed (rated or not)
 
-    def collect(self, texts: Sequence[str], context: RatingContext) -> None:
-        self.requests.append(RatingRequest(tuple(texts), context))
+    def collect(self, texts: Sequence[str], context: RatingContext, *, unrated: Sequence[str]) -> None:
+        """The drafts' ``texts`` will be embedded, and the ``unrated`` among them rated."""
+        self.texts.extend(texts)
+        if unrated:
+            self.requests.append(RatingRequest(tuple(unrated), context))
 
     async def rate(self, descriptions: Sequence[str], context: RatingContext) -> ImportanceRatings:
         raise AssertionError("a dry run records nothing, so it rates nothing")
@@ -62,14 +67,21 @@ class PrefetchingRater:
         self._cache: dict[RatingRequest, ImportanceRatings] = {}
 
     async def prefetch(self, requests: Sequence[RatingRequest]) -> None:
-        """Rate every request not cached yet, a few at a time."""
+        """Rate every request not cached yet: one batch per NPC and moment (the paper's per-step batch,
+        each distinct text once), a few batches at a time."""
         gate = asyncio.Semaphore(self.concurrency)
 
-        async def one(request: RatingRequest) -> None:
+        async def one(context: RatingContext, group: list[RatingRequest]) -> None:
+            texts = list(dict.fromkeys(t for r in group for t in r.texts))
             async with gate:
-                self._cache[request] = await self.inner.rate(request.texts, request.context)
+                ratings = await self.inner.rate(texts, context)
+            if len(ratings.scores) != len(texts):
+                return  # left to the handler, which meets the mismatch where it is handled
+            score = dict(zip(texts, ratings.scores, strict=True))
+            for r in group:
+                self._cache[r] = ImportanceRatings(tuple(score[t] for t in r.texts), ratings.model)
 
-        await asyncio.gather(*(one(r) for r in dict.fromkeys(requests) if r not in self._cache))
+        await asyncio.gather(*(one(c, g) for c, g in batches(r for r in requests if r not in self._cache)))
 
     async def rate(self, descriptions: Sequence[str], context: RatingContext) -> ImportanceRatings:
         cached = self._cache.get(RatingRequest(tuple(descriptions), context))
@@ -79,10 +91,19 @@ class PrefetchingRater:
         self._cache.clear()
 
 
+def batches(requests: Iterable[RatingRequest]) -> list[tuple[RatingContext, list[RatingRequest]]]:
+    """Distinct requests grouped by whose memories they rate and when, in first-seen order (deterministic:
+    the held writes of a step are gathered in their fixed release order)."""
+    groups: dict[RatingContext, list[RatingRequest]] = {}
+    for request in dict.fromkeys(requests):
+        groups.setdefault(request.context, []).append(request)
+    return list(groups.items())
+
+
 async def dry_run(
     events: Sequence[Envelope], deps: MemoryDeps, pool: AsyncConnectionPool, handlers: Mapping[str, Handler]
-) -> list[RatingRequest]:
-    """What the handlers of ``events`` would rate (and so embed); writes nothing."""
+) -> DraftCollector:
+    """What the handlers of ``events`` would embed and rate; writes nothing."""
     collector = DraftCollector()
     dry = dataclasses.replace(deps, rater=collector)
     store = EventStore()
@@ -96,7 +117,7 @@ async def dry_run(
                     await handler(event, UnitOfWork(conn, store, cause=event), dry)
             except Exception:  # the real run meets the same error where it is handled (dead letters)
                 logger.debug("dry run of %s event_id=%s failed", event.type, event.event_id, exc_info=True)
-    return collector.requests
+    return collector
 
 
 async def gather_slow_calls(
@@ -107,11 +128,11 @@ async def gather_slow_calls(
     rater, embedder = deps.rater, deps.embedder
     if not isinstance(rater, PrefetchingRater) and not isinstance(embedder, PrefetchingEmbedder):
         return 0
-    requests = await dry_run(events, deps, pool, handlers)
-    texts = [t for r in requests for t in r.texts]
+    collected = await dry_run(events, deps, pool, handlers)
+    requests = collected.requests
     # Embeddings first: offline importance embeds the same texts and finds them in the model's cache.
     if isinstance(embedder, PrefetchingEmbedder):
-        await embedder.prefetch(texts)
+        await embedder.prefetch(collected.texts)
     if isinstance(rater, PrefetchingRater):
         await rater.prefetch(requests)
     return len(requests) if isinstance(rater, PrefetchingRater) else 0

@@ -36,7 +36,7 @@ from services.memory.deps import MemoryDeps
 from services.memory.gathering import gather_slow_calls, prefetching
 from services.memory.repository import HeldRelease
 
-__all__ = ["held_in_stepped_worlds", "release_held", "release_in_chunks"]
+__all__ = ["held_in_stepped_worlds", "release_held", "release_in_chunks", "whole_npcs"]
 
 Handler = Callable[[Envelope, UnitOfWork, MemoryDeps], Awaitable[None]]
 
@@ -133,10 +133,30 @@ async def _release_world(
             rows = await _RELEASE.peek(conn, event.tenant_id, event.world_id, before=before, limit=chunk)
         if not rows:
             return released
+        rows = whole_npcs(rows, full=len(rows) == chunk)
         fresh = [e for _, e in rows if e.event_id not in gathered]
         await gather_slow_calls(fresh, local, pool, handlers)
         gathered.update(e.event_id for _, e in rows)
         released += await _apply(event, rows, local, pool, handlers)
+
+
+def whole_npcs(rows: list[tuple[int, Envelope]], *, full: bool) -> list[tuple[int, Envelope]]:
+    """A full chunk without its last NPC's writes of the last moment when others come before them: they start
+    the next chunk, so one NPC's step is rated in one call (the release order keeps an NPC's writes of a
+    moment together)."""
+    if not full:
+        return rows
+    last = rows[-1][1]
+    keep = [r for r in rows if (r[1].world_time, r[1].npc_id) != (last.world_time, last.npc_id)]
+    return keep if keep and len(keep) == _prefix(rows, last) else rows
+
+
+def _prefix(rows: Sequence[tuple[int, Envelope]], last: Envelope) -> int:
+    """How many rows come before the first of ``last``'s NPC and moment."""
+    for i, (_, e) in enumerate(rows):
+        if (e.world_time, e.npc_id) == (last.world_time, last.npc_id):
+            return i
+    return len(rows)
 
 
 async def _apply(

@@ -12,12 +12,14 @@ from npcworld.eventstore import UnitOfWork
 from npcworld.ids import new_id
 from services.memory.deps import MemoryDeps
 from services.memory.domain import (
+    ImportanceRatings,
     Memory,
     MemoryDraft,
     NpcStream,
     RatingContext,
     ablated_kinds,
     clamp_importance,
+    idle_importance,
     is_duplicate,
     memory_stream_id,
     state_key,
@@ -26,7 +28,12 @@ from services.memory.gathering import DraftCollector
 from services.memory.projection import apply_recorded_new, claim_own
 from services.memory.repository import AblationRepository
 
-__all__ = ["is_repeated_observation", "record_memories"]
+__all__ = ["IDLE_RULE", "REUSED", "is_repeated_observation", "record_memories"]
+
+# The importance_model of a memory whose rating is the NPC's earlier rating of the same state, and of an idle
+# object's (rated without a model, as the paper's code does).
+REUSED = "earlier-rating"
+IDLE_RULE = "idle-rule"
 
 
 async def is_repeated_observation(
@@ -60,16 +67,21 @@ async def record_memories(
     check_space(stored, space, f"NPC {stream.npc.npc_id!r}")
     texts = [d.description for d in drafts]
     context = RatingContext(stream.npc, stream.name or stream.npc.npc_id, stream.persona, at)
+    known = await _earlier_ratings(uow, deps, stream, drafts)
+    unrated = [t for i, t in enumerate(texts) if i not in known]
     if isinstance(deps.rater, DraftCollector):  # a dry run (services/memory/gathering.py): nothing is written
-        deps.rater.collect(texts, context)
+        deps.rater.collect(texts, context, unrated=unrated)
         return []
     # Embedded before rating: offline importance embeds the same texts and finds them in the model's cache.
     vectors = await deps.embedder.embed(texts)
-    ratings = await deps.rater.rate(texts, context)
-    if len(ratings.scores) != len(drafts):
+    ratings = await deps.rater.rate(unrated, context) if unrated else ImportanceRatings((), REUSED)
+    if len(ratings.scores) != len(unrated):
         raise TransientError(
-            f"importance rater returned {len(ratings.scores)} ratings for {len(drafts)} memories"
+            f"importance rater returned {len(ratings.scores)} ratings for {len(unrated)} memories"
         )
+    fresh = iter(ratings.scores)
+    scores = [known[i][0] if i in known else next(fresh) for i in range(len(drafts))]
+    models = [known[i][1] if i in known else ratings.model for i in range(len(drafts))]
     memories = [
         Memory(
             new_id(),
@@ -85,23 +97,40 @@ async def record_memories(
             d.depth,
             d.provenance,
         )
-        for d, score in zip(drafts, ratings.scores, strict=True)
+        for d, score in zip(drafts, scores, strict=True)
     ]
     events = [
         uow.new_event(
-            _recorded(m, space, ratings.model),
+            _recorded(m, space, model),
             tenant_id=stream.npc.tenant_id,
             world_id=stream.npc.world_id,
             npc_id=stream.npc.npc_id,
             world_time=at,
         )
-        for m in memories
+        for m, model in zip(memories, models, strict=True)
     ]
     await uow.append(memory_stream_id(stream.npc), events)
     # Folded here, with the vectors at hand, so the next handler of this transaction reads these rows.
     await apply_recorded_new(uow.conn, deps, stream, events, vectors, space.model)
     await claim_own(uow.conn, deps, events)
     return events
+
+
+async def _earlier_ratings(
+    uow: UnitOfWork, deps: MemoryDeps, stream: NpcStream, drafts: Sequence[MemoryDraft]
+) -> dict[int, tuple[int, str]]:
+    """Ratings known without a model call, by draft index: an idle object (the paper's code rates it 1), and
+    a state the NPC stored and rated once (the rating is in that MemoryRecorded event) when it comes back."""
+    known: dict[int, tuple[int, str]] = {}
+    for i, d in enumerate(drafts):
+        if (idle := idle_importance(d.kind, d.description)) is not None:
+            known[i] = (idle, IDLE_RULE)
+        elif d.kind == "observation":
+            key = state_key(d.description, d.subject, d.location)
+            earlier = await deps.repository.earlier_rating(uow.conn, stream, key, d.description)
+            if earlier is not None:
+                known[i] = (earlier, REUSED)
+    return known
 
 
 async def _ablated(uow: UnitOfWork, stream: NpcStream) -> frozenset[str]:

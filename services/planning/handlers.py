@@ -198,7 +198,7 @@ async def _react_to(
     event: Envelope[ObservationMade], deps: PlanningDeps, state: PlannerState, people: list[tuple[str, str]]
 ) -> tuple[PlannerState, list[EventPayload]]:
     p = event.payload
-    seen = Perceived(p.description, p.subject, p.source, p.location)
+    seen = Perceived(p.description, p.subject, p.source, p.location, p.object)
     return await react(deps.llm, deps.memory, state, seen, people=people, now=event.world_time,
                        cause=str(event.event_id))
 

@@ -15,6 +15,7 @@ from psycopg_pool import AsyncConnectionPool
 from launcher.cli import main
 from npcworld.contracts import ActionDecided, Envelope, MemoriesAccessed, ObservationMade, WorldTicked
 from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.llm.prompts import IMPORTANCE, ImportanceInput
 
 pytestmark = pytest.mark.integration
 
@@ -68,6 +69,29 @@ async def test_why_shows_the_cause_chain_the_model_call_and_the_retrieval(
     assert "It is 8:00. What next?" in out
     assert "query 'what should marta do now'" in out
     assert out.count("ActionDecided") == 1  # tom's decision of the same tick is not marta's why
+
+
+async def test_why_renders_the_prompt_of_a_call_recorded_with_its_inputs_instead_of_its_text(
+    pool: AsyncConnectionPool, database_url: str
+) -> None:
+    """Call records keep the template's kind, version and inputs, not the rendered messages: ``why`` renders
+    them again, and says nothing it cannot know for a template version no longer in the code."""
+    tick, decided, _ = await _chain(pool)
+    inputs = ImportanceInput(npc_name="Marta Quill", memories=("the cafe oven caught fire",))
+    async with pool.connection() as conn:
+        for version in (IMPORTANCE.version, IMPORTANCE.version + 100):
+            await conn.execute(
+                "INSERT INTO llm_calls (tenant_id, world_id, npc_id, prompt_kind, template_version,"
+                " request_hash, model, provider, parameters, request, response, outcome, cause_event_id,"
+                " inputs) VALUES (%s, %s, 'marta', 'importance', %s, 'h2', 'npcworld-offline-1', 'offline',"
+                " '{}', NULL, '{\"scores\": [9]}', 'ok', %s, %s)",
+                (tick.tenant_id, tick.world_id, version, tick.event_id,
+                 Jsonb(inputs.model_dump(mode="json"))),
+            )
+    out = _run(database_url, "why", str(decided.event_id), "--prompts").output
+    rendered = IMPORTANCE.render(inputs)
+    assert rendered[1]["content"] in out and "the cafe oven caught fire" in rendered[1]["content"]
+    assert out.count("the cafe oven caught fire") == 1  # the unknown version shows no invented prompt
 
 
 async def test_why_of_an_unknown_event_says_so(database_url: str) -> None:

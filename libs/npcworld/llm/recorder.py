@@ -54,7 +54,8 @@ def call_record(
         model=model,
         provider=provider,
         parameters=call.parameters,
-        request=call.messages,
+        request=None,  # rendered again from the template's kind, version and inputs (render_recorded)
+        prompt_chars=sum(len(m.get("content", "")) for m in call.messages),
         response=None if value is None else value.model_dump(mode="json"),
         response_text=attempts.text or None,
         outcome=outcome,

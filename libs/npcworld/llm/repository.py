@@ -22,8 +22,8 @@ _TENANT_ROW = ""  # llm_budgets.world_id of a tenant's own row
 _INSERT_CALL = """
 INSERT INTO llm_calls (tenant_id, world_id, npc_id, prompt_kind, template_version, request_hash, model,
                        provider, parameters, request, response, response_text, tokens_in, tokens_out,
-                       latency_ms, attempts, outcome, error, cause_event_id, inputs)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+                       latency_ms, attempts, outcome, error, cause_event_id, inputs, prompt_chars)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 RETURNING id
 """
 _CHARGE = """
@@ -58,7 +58,8 @@ class CallRecord:
     model: str
     provider: str
     parameters: dict[str, Any]
-    request: list[Message]
+    # The rendered messages; None when ``inputs`` render them again (npcworld.llm.prompts.render_recorded).
+    request: list[Message] | None
     response: dict[str, Any] | None
     response_text: str | None
     outcome: Outcome
@@ -71,6 +72,8 @@ class CallRecord:
     cause_event_id: uuid.UUID | None = None
     # The template's validated inputs (what a re-run renders the prompt from); None: not known.
     inputs: dict[str, Any] | None = None
+    # Characters of the rendered prompt: what token use is estimated from when the provider counts none.
+    prompt_chars: int | None = None
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,7 @@ def _params(r: CallRecord) -> tuple[Any, ...]:
         r.model,
         r.provider,
         Jsonb(r.parameters),
-        Jsonb(r.request),
+        None if r.request is None else Jsonb(r.request),
         None if r.response is None else Jsonb(r.response),
         r.response_text,
         r.tokens_in,
@@ -115,6 +118,7 @@ def _params(r: CallRecord) -> tuple[Any, ...]:
         r.error,
         r.cause_event_id,
         None if r.inputs is None else Jsonb(r.inputs),
+        r.prompt_chars,
     )
 
 

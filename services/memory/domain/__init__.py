@@ -7,6 +7,7 @@ from services.memory.domain.importance import (
     ImportanceRatings,
     RatingContext,
     clamp_importance,
+    idle_importance,
 )
 from services.memory.domain.memory import (
     Memory,
@@ -16,7 +17,12 @@ from services.memory.domain.memory import (
     access_stream_id,
     memory_stream_id,
 )
-from services.memory.domain.observations import PreviousObservation, is_duplicate, state_key
+from services.memory.domain.observations import (
+    PreviousObservation,
+    is_duplicate,
+    normalise_description,
+    state_key,
+)
 from services.memory.domain.provenance import (
     DESIGNER,
     INFERRED,
@@ -65,8 +71,10 @@ __all__ = [
     "clamp_importance",
     "corroborated",
     "cosine",
+    "idle_importance",
     "is_duplicate",
     "memory_stream_id",
+    "normalise_description",
     "persona_summary",
     "prior",
     "prior_thresholds",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,7 +17,12 @@ __all__ = [
     "ImportanceRatings",
     "RatingContext",
     "clamp_importance",
+    "idle_importance",
 ]
+
+# The reference implementation rates an event that says something "is idle" 1 without asking the model
+# (generative_agents, reverie: generate_poig_score); an object left alone is the least poignant thing seen.
+_IDLE = re.compile(r"\b(is|are) idle\b", re.IGNORECASE)
 
 MIN_IMPORTANCE = 1
 MAX_IMPORTANCE = 10
@@ -51,3 +57,9 @@ class ImportanceRater(Protocol):
 def clamp_importance(score: int) -> int:
     """Keep a model's rating inside the 1-10 scale."""
     return min(max(int(score), MIN_IMPORTANCE), MAX_IMPORTANCE)
+
+
+def idle_importance(kind: str, description: str) -> int | None:
+    """MIN_IMPORTANCE for an observation that something is idle (no rating call, as in the paper's code);
+    None for everything else, which the rater rates."""
+    return MIN_IMPORTANCE if kind == "observation" and _IDLE.search(description) else None

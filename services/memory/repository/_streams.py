@@ -15,6 +15,7 @@ from services.memory.domain import (
     NpcRef,
     NpcStream,
     PreviousObservation,
+    normalise_description,
     state_key,
 )
 from services.memory.repository._accesses import AccessQueries
@@ -39,6 +40,8 @@ from services.memory.repository._rows import (
 )
 
 __all__ = ["MemoryRepository"]
+
+_EARLIER_STATES = 20  # an entity's latest stored states searched for the same one (it flips between a few)
 
 
 class MemoryRepository(
@@ -99,6 +102,18 @@ class MemoryRepository(
         )
         row = await cur.fetchone()
         return PreviousObservation(row[0], row[1]) if row else None
+
+    async def earlier_rating(self, conn: Conn, stream: NpcStream, key: str, description: str) -> int | None:
+        """The importance the NPC gave the latest stored observation of this very state (same state key and
+        the same description, up to case and spacing); None when it never stored it."""
+        cur = await conn.execute(
+            f"""SELECT description, importance FROM memories
+                WHERE {_STREAM} AND kind = 'observation' AND state_key = %(sk)s
+                ORDER BY created_at DESC, memory_id LIMIT {_EARLIER_STATES}""",
+            _params(stream, sk=key),
+        )
+        wanted = normalise_description(description)
+        return next((int(r[1]) for r in await cur.fetchall() if normalise_description(r[0]) == wanted), None)
 
     async def add(
         self,

@@ -39,6 +39,7 @@ class Perceived:
     subject: str | None
     source: str
     location: str | None = None
+    state: str | None = None  # an object's state as perceived (the observation's triple object)
 
 
 def _norm(text: str) -> str:
@@ -51,12 +52,13 @@ def consider(
     """Whether the NPC weighs this perception, and the state that remembers it was weighed.
 
     Not weighed: perceptions from sources other than the NPC's own senses, perceptions of itself, idle
-    objects, a state weighed within the last PERSON_COOLDOWN, any perception of a person weighed within
+    objects, an object in the very state the NPC's own current action put it in (its own doing, not news),
+    a state weighed within the last PERSON_COOLDOWN, any perception of a person weighed within
     PERSON_COOLDOWN, and more than PEOPLE_PER_COOLDOWN people per PERSON_COOLDOWN. People change action
     every 5-15 minutes; DESIGN.md's ≤ 150 calls per NPC-day leaves room for about four decisions about
     people per waking hour however crowded the place.
     """
-    if seen.source not in REACTIVE_SOURCES or _IDLE.search(seen.description):
+    if seen.source not in REACTIVE_SOURCES or _IDLE.search(seen.description) or _own_doing(state, seen):
         return state, False
     me = {_norm(state.persona.name), _norm(state.key.npc_id), _norm(state.persona.name.split()[0])}
     if seen.subject is not None and _norm(seen.subject) in me:
@@ -68,6 +70,14 @@ def consider(
     if any(k == key for k, _ in recent) or (person and people_weighed >= PEOPLE_PER_COOLDOWN):
         return replace(state, seen=recent), False
     return replace(state, seen=((key, now), *recent)[:SEEN_LIMIT]), True
+
+
+def _own_doing(state: PlannerState, seen: Perceived) -> bool:
+    """Whether ``seen`` is an object in the state the NPC's current action leaves it in."""
+    current = state.current
+    if current is None or current.object_path is None or seen.state is None:
+        return False
+    return seen.subject == current.object_path and _norm(seen.state) == _norm(current.object_state or "")
 
 
 def _unexpired(state: PlannerState, now: datetime) -> tuple[tuple[str, datetime], ...]:

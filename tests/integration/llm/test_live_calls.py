@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from npcworld.eventstore import EventFilter, EventStore
 from npcworld.llm import LLMClient, LLMOutputError, LLMRequestError
-from npcworld.llm.prompts import ImportanceOutput
+from npcworld.llm.prompts import ImportanceOutput, render_recorded
 from npcworld.llm.testing import FakeOpenAIServer, Reply
 from tests.integration.llm.conftest import RecordedSleeps, Scope, call_rows
 
 MEMORIES = {"npc_name": "Isabella Rodriguez", "memories": ["brushing her teeth", "broke up with her partner"]}
+
+
+def _prompt(row: dict[str, Any]) -> Any:
+    """The recorded call's messages, rendered again from its template inputs (the record keeps no text)."""
+    return render_recorded(row["prompt_kind"], row["template_version"], row["inputs"])
 
 
 async def test_real_client_path_answers_validates_and_records(
@@ -36,7 +42,10 @@ async def test_real_client_path_answers_validates_and_records(
     assert row["outcome"] == "ok" and row["provider"] == "openai" and row["model"] == "fake-model"
     assert row["request_hash"] == result.request_hash
     assert (row["prompt_kind"], row["template_version"], row["npc_id"]) == ("importance", 1, scope["npc_id"])
-    assert row["request"] == sent.body["messages"]
+    # The record keeps what renders the prompt again, not the rendered text (and its length, for estimates).
+    assert row["request"] is None
+    assert _prompt(row) == sent.body["messages"]
+    assert row["prompt_chars"] == sum(len(m["content"]) for m in sent.body["messages"])
     assert row["response"] == {"scores": [1, 10]}
     assert row["parameters"] == {"temperature": 0.0, "max_tokens": 300, "response_format": "json_object"}
     assert (row["tokens_in"], row["tokens_out"], row["attempts"]) == (40, 8, 1)
@@ -72,7 +81,7 @@ async def test_malformed_output_is_retried_with_the_reason(
     assert "expected 2 scores, got 1" in correction
     [row] = await call_rows(pool, scope["tenant_id"])
     assert (row["outcome"], row["attempts"], row["tokens_in"]) == ("ok", 3, 60)
-    assert row["request"] == server.requests[0].body["messages"]  # the recorded request is the original
+    assert _prompt(row) == server.requests[0].body["messages"]  # the recorded request is the original
 
 
 async def test_malformed_output_every_time_is_recorded_as_a_failure_and_nothing_else(

@@ -332,3 +332,67 @@ async def test_a_real_time_polls_ratings_are_made_with_no_transaction_open_when_
         assert set(writers.seen) == {0}, "\n".join(writers.spanning)
     else:
         assert max(writers.seen) > 0  # inside the poll's transaction, after its first write
+
+
+async def test_a_steps_held_memories_are_rated_in_one_call_per_npc(
+    pool: AsyncConnectionPool, deps: MemoryDeps
+) -> None:
+    """The paper's per-step batch: whatever an NPC took in during a step is rated in one model call, however
+    many events brought it (here four observations each for three NPCs: three calls, not twelve), also when
+    the release's chunks (six held writes here) would cut an NPC's writes in two."""
+    refs, step = await _stepped_world(pool, deps, npcs=3, per_npc=4)
+    rater = deps.rater
+    assert isinstance(rater, FakeImportanceRater)
+    rater.calls.clear()
+
+    released = await release_in_chunks([step], deps, pool, {"ObservationMade": on_observation_made}, chunk=6)
+
+    assert released == 12
+    assert [d for d, _ in await _recorded(pool, refs)] == _fixed_order(refs, 4)
+    assert [(texts, context.npc.npc_id) for texts, context in rater.calls] == [
+        (tuple(f"{r.npc_id} sees lantern {j} by the well" for j in range(4)), r.npc_id) for r in refs
+    ]
+
+
+async def test_a_state_seen_again_keeps_its_earlier_rating_and_costs_no_call(
+    pool: AsyncConnectionPool, deps: MemoryDeps
+) -> None:
+    """An observation the NPC stored and rated before (the stove heating soup, then burning, then heating
+    soup again) is stored again, as the state changed, with the rating it got the first time and no call."""
+    ref = new_npc()
+    created = NpcCreated(npc_id=ref.npc_id, name="Ada", age=30, traits=("kind",), occupation="baker",
+                         seed="likes bread", location="town")
+    await handle(pool, envelope(created, ref, T0), deps)
+    rater = deps.rater
+    assert isinstance(rater, FakeImportanceRater)
+    rater.calls.clear()
+    recorded = []
+    for minutes, text in enumerate(["The party stove is heating soup", "the stove is burning",
+                                    "the party stove is heating soup."]):
+        seen = ObservationMade(description=text, subject="stove", location="town:kitchen")
+        recorded += await handle(pool, envelope(seen, ref, T0 + timedelta(minutes=minutes)), deps)
+
+    payloads = [e.payload for e in recorded]
+    assert [p.description for p in payloads] == [  # type: ignore[attr-defined]
+        "The party stove is heating soup", "the stove is burning", "the party stove is heating soup."]
+    assert [p.importance for p in payloads] == [9, 2, 9]  # type: ignore[attr-defined]
+    assert [p.importance_model for p in payloads] == ["fake-rater", "fake-rater", "earlier-rating"]  # type: ignore[attr-defined]
+    assert [texts for texts, _ in rater.calls] == [("The party stove is heating soup",),
+                                                   ("the stove is burning",)]
+
+
+async def test_an_idle_object_is_rated_1_without_a_call_as_in_the_papers_code(
+    pool: AsyncConnectionPool, deps: MemoryDeps
+) -> None:
+    ref = new_npc()
+    created = NpcCreated(npc_id=ref.npc_id, name="Ada", age=30, traits=("kind",), occupation="baker",
+                         seed="likes bread", location="town")
+    await handle(pool, envelope(created, ref, T0), deps)
+    rater = deps.rater
+    assert isinstance(rater, FakeImportanceRater)
+    rater.calls.clear()
+    seen = ObservationMade(description="the party lantern is idle", subject="lantern", location="town:square")
+    recorded = await handle(pool, envelope(seen, ref, T0 + timedelta(minutes=1)), deps)
+    assert [(e.payload.importance, e.payload.importance_model) for e in recorded] == [  # type: ignore[attr-defined]
+        (1, "idle-rule")]
+    assert rater.calls == []

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from services.planning.domain import PEOPLE_PER_COOLDOWN, PERSON_COOLDOWN, Perceived, consider
-from tests.unit.planning.support import MORNING, marta
+from services.planning.domain import PEOPLE_PER_COOLDOWN, PERSON_COOLDOWN, Action, Item, Perceived, consider
+from tests.unit.planning.support import KITCHEN, MACHINE, MORNING, marta
 
 PEOPLE = [("marta", "Marta Quill"), ("tobias", "Tobias Wren")]
 
@@ -48,3 +48,17 @@ def test_in_a_crowd_only_a_few_people_are_weighed_per_half_hour_but_a_fire_still
     assert sum(weighed) == PEOPLE_PER_COOLDOWN
     _, fire = consider(state, Perceived("the stove is burning", "stove", "perception"), MORNING, crowd)
     assert fire
+
+
+def test_an_object_in_the_state_the_npcs_own_action_left_it_is_not_weighed_but_anothers_doing_is() -> None:
+    brewing = Action(Item(MORNING, 15, "brewing coffee", KITCHEN), object_path=MACHINE,
+                     object_state="in use: brewing coffee")
+    state = marta(current=brewing)
+
+    def machine(now: str) -> Perceived:
+        return Perceived(f"coffee machine is {now}", MACHINE, "perception", KITCHEN, now)
+
+    state, mine = consider(state, machine("in use: brewing coffee"), MORNING)
+    state, changed = consider(state, machine("burning"), MORNING)
+    _, someone_elses = consider(marta(), machine("in use: brewing coffee"), MORNING)
+    assert (mine, changed, someone_elses) == (False, True, True)

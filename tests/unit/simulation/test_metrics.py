@@ -18,6 +18,7 @@ from launcher.simulation import (
     llm_usage,
     to_markdown,
 )
+from launcher.simulation.storage import storage_figures
 
 T0 = datetime(2023, 2, 13, 7, 0, tzinfo=UTC)
 NAMES = {"ana": "Ana Lind", "ben": "Ben Cole", "cy": "Cy Ward", "dee": "Dee Park", "eve": "Eve Moss"}
@@ -141,6 +142,36 @@ def test_attendance_counts_whoever_was_already_there_when_it_started() -> None:
 
 
 def test_llm_usage_is_per_npc_per_day() -> None:
-    usage = llm_usage([LlmCall("a", "k", 5, 5)] * 10, npc_count=5, days=2)
-    assert usage["k"] == {"calls": 10, "tokens": 100, "calls_per_npc_day": 1.0, "tokens_per_npc_day": 10.0}
+    usage = llm_usage([LlmCall("a", "k", 5, 5, prompt_chars=400)] * 10, npc_count=5, days=2)
+    assert usage["k"] == {"calls": 10, "tokens": 100, "calls_per_npc_day": 1.0, "tokens_per_npc_day": 10.0,
+                          "prompt_tokens_per_npc_day": 5.0, "prompt_tokens_estimated": False}
     assert usage["all"]["calls"] == 10
+
+
+def test_prompt_tokens_are_estimated_from_the_prompt_text_where_the_provider_counted_none() -> None:
+    offline = [LlmCall("a", "importance", 0, 0, prompt_chars=401)] * 4  # 101 tokens each at 4 chars a token
+    live = [LlmCall("a", "plan_day", 300, 50, prompt_chars=2000)] * 2  # the provider's count wins
+    usage = llm_usage([*offline, *live], npc_count=2, days=1)
+    assert usage["importance"]["prompt_tokens_per_npc_day"] == 202.0
+    assert usage["importance"]["prompt_tokens_estimated"] is True
+    assert usage["importance"]["tokens_per_npc_day"] == 0.0  # nothing counted is reported as counted
+    assert usage["plan_day"]["prompt_tokens_per_npc_day"] == 300.0
+    assert usage["plan_day"]["prompt_tokens_estimated"] is False
+    assert usage["all"]["prompt_tokens_estimated"] is True
+    report = build_report(WorldFacts(world_id="w", names=NAMES, seeds=SEEDS, llm_calls=[*offline, *live]),
+                          {}, {"days": 1}, 1.0)
+    assert "(estimate)" in to_markdown(report).split("| importance |")[1].splitlines()[0]
+
+
+def test_storage_is_what_the_tables_grew_by_per_npc_day_and_stays_out_of_the_seed_comparison() -> None:
+    before = {"events": 1_000_000, "memories": 500_000, "llm_calls": 0}
+    after = {"events": 5_000_000, "memories": 2_500_000, "llm_calls": 1_000_000, "new_table": 8192}
+    figures = storage_figures(before, after, npc_days=2)
+    assert figures["mb"] == 7.01
+    assert figures["mb_per_npc_day"] == 3.5
+    assert list(figures["largest_tables_mb_per_npc_day"].items())[:3] == [
+        ("events", 2.0), ("memories", 1.0), ("llm_calls", 0.5)]
+    report = build_report(WorldFacts(world_id="w", names=NAMES, seeds=SEEDS), {}, {"days": 1}, 1.0)
+    other = report | {"storage": figures}
+    assert comparable(other) == comparable(report)
+    assert "3.5 MB per NPC-day" in to_markdown(other)

@@ -12,7 +12,7 @@ from npcworld.llm.prompts.reflection import (
     ReflectionQuestionsOutput,
     insight_evidence_ids,
 )
-from npcworld.llm.prompts.registry import PROMPTS, get_prompt
+from npcworld.llm.prompts.registry import PROMPTS, get_prompt, render_recorded
 from npcworld.llm.prompts.template import Message, PromptTemplate
 
 __all__ = [
@@ -32,4 +32,5 @@ __all__ = [
     "ReflectionQuestionsOutput",
     "get_prompt",
     "insight_evidence_ids",
+    "render_recorded",
 ]
