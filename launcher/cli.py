@@ -428,10 +428,17 @@ def simulate(
     from launcher.simulation.report import to_markdown
     from launcher.simulation.runner import SimulationConfig, run_simulation
 
-    with click.progressbar(length=max(1, round(days * 86400 / step_seconds)), label="simulating",
-                           show_pos=True, show_eta=True) as bar:
+    steps = max(1, round(days * 86400 / step_seconds))
+    # Not on a terminal (a log file, CI), click's bar prints only its label: a line per 5 % says how far.
+    lines = not sys.stdout.isatty()
+    with click.progressbar(length=steps, label="simulating", show_pos=True, show_eta=True) as bar:
+        said = [0]
+
         def progress(done: int, total: int) -> None:
             bar.update(min(done, total) - bar.pos)
+            if lines and done * 20 // max(1, total) > said[0]:
+                said[0] = done * 20 // max(1, total)
+                click.echo(f"simulating: step {min(done, total)} of {total} ({said[0] * 5} %)")
 
         services = tuple(s for s in only.split(",") if s)
         cfg = SimulationConfig(template, days, seed, step_seconds, out, services, rotate_events,
