@@ -17,6 +17,7 @@ from npcworld.llm.prompts.dialogue import PLAYER_REPLY
 from tests.infra import BrokerForTests
 from tests.integration.dialogue.support import PARTY, Stack, Town, plant, recent, running_dialogue, seeded
 from tests.polling import eventually
+from tests.recorded_prompts import RECORD_COLUMNS, prompt_text
 
 pytestmark = pytest.mark.integration
 MakeClient = Callable[..., Awaitable[httpx.AsyncClient]]
@@ -72,9 +73,10 @@ async def test_canon_is_in_the_prompt_and_a_contradicting_line_is_remembered_as_
 
     async with stack.pool.connection() as conn:
         cur = await conn.execute(
-            "SELECT template_version, request::text FROM llm_calls WHERE tenant_id = %s AND world_id = %s"
+            f"SELECT {RECORD_COLUMNS} FROM llm_calls WHERE tenant_id = %s AND world_id = %s"
             " AND prompt_kind = 'player_reply'", (town.tenant_id, w))
-        (version, prompt), = await cur.fetchall()
+        (kind, version, inputs), = await cur.fetchall()
+        prompt = prompt_text(kind, version, inputs)
     assert version == PLAYER_REPLY.version and MAYOR in prompt and own in prompt
 
     gossip = UtteranceSpoken(conversation_id=f"c-{uuid.uuid4().hex[:6]}", turn=1, listener_id="isabella",

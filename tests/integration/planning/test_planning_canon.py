@@ -16,6 +16,7 @@ from tests.integration.planning.support import (
     tick,
     wait_for,
 )
+from tests.recorded_prompts import RECORD_COLUMNS, prompt_text
 
 pytestmark = pytest.mark.integration
 
@@ -30,7 +31,7 @@ async def test_the_day_plan_prompt_holds_the_world_and_npc_canon(stack: Stack) -
     await wait_for(stack, key, lambda es: bool(of_type(es, "DayPlanned")))
     async with stack.pool.connection() as conn:
         cur = await conn.execute(
-            "SELECT template_version, request::text FROM llm_calls WHERE tenant_id = %s AND world_id = %s"
+            f"SELECT {RECORD_COLUMNS} FROM llm_calls WHERE tenant_id = %s AND world_id = %s"
             " AND npc_id = %s AND prompt_kind = 'plan_day'", (key.tenant_id, key.world_id, key.npc_id))
-        calls = await cur.fetchall()
+        calls = [(r[1], prompt_text(*r)) for r in await cur.fetchall()]
     assert calls and all(version == 2 and world in prompt and own in prompt for version, prompt in calls)

@@ -25,6 +25,7 @@ from tests.integration.planning.support import (
     wait_for,
 )
 from tests.polling import eventually
+from tests.recorded_prompts import RECORD_COLUMNS, prompt_text
 
 pytestmark = pytest.mark.integration
 
@@ -60,9 +61,9 @@ async def _sees_tom(stack: Stack, key: NpcKey) -> tuple[Envelope, list[Envelope]
 
 async def _reaction_prompts(stack: Stack, seen: Envelope) -> list[str]:
     async with stack.pool.connection() as conn:
-        cur = await conn.execute("SELECT request::text FROM llm_calls WHERE prompt_kind = 'plan_reaction'"
+        cur = await conn.execute(f"SELECT {RECORD_COLUMNS} FROM llm_calls WHERE prompt_kind = 'plan_reaction'"
                                  " AND cause_event_id = %s", (seen.event_id,))
-        return [r[0] for r in await cur.fetchall()]
+        return [prompt_text(*r) for r in await cur.fetchall()]
 
 
 async def test_a_repeated_player_claim_about_tom_drives_no_action(stack: Stack) -> None:
