@@ -26,7 +26,7 @@ from npcworld.contracts import EVENT_TYPES, Envelope, EventPayload
 from npcworld.errors import PermanentError
 from npcworld.eventstore import EventFilter, EventStore
 
-__all__ = ["Applier", "Appliers", "Projection", "applier", "differences", "rebuild"]
+__all__ = ["Applier", "Appliers", "Projection", "applier", "claim", "differences", "rebuild"]
 
 logger = logging.getLogger(__name__)
 
@@ -122,13 +122,19 @@ class Projection:
         mine = [e for e in events if e.type in self.appliers and e.type not in reactions]
         for event in mine:
             await self.appliers[event.type](event, conn)
-        if mine:
-            await conn.execute(
-                "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])"
-                " ON CONFLICT DO NOTHING",
-                (self.consumer, [e.event_id for e in mine]),
-            )
+        await claim(conn, self.consumer, mine)
         return mine
+
+
+async def claim(conn: AsyncConnection[Any], consumer: str, events: Sequence[Envelope]) -> None:
+    """Claim ``events`` for ``consumer`` in the caller's transaction, as folded where they were appended: its
+    consumer skips them when they come back, and a rebuild folds them (it folds what the consumer claimed)."""
+    if events:
+        await conn.execute(
+            "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])"
+            " ON CONFLICT DO NOTHING",
+            (consumer, [e.event_id for e in events]),
+        )
 
 
 async def rebuild(

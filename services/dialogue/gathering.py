@@ -3,8 +3,9 @@
 Each reads what its apply step will read (on a pool connection given back before the call), makes the call,
 and returns the result by event id; the apply step (``services.dialogue.handlers``) uses a result only while
 what it was made from is what the transaction reads, and otherwise works it out again, as it would have.
-Gathers of one route run one event after another where order matters (a speaker's retrievals mark memories
-accessed, which later retrievals' recency reads) and concurrently where it does not (player replies).
+Gathers of one route run one event after another where order matters (a speaker's retrievals note their
+accesses, which move later retrievals' recency once applied) and concurrently where it does not (player
+replies).
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ async def gather_lines(
 ) -> Mapping[uuid.UUID, PreparedLine | PreparedSummary]:
     """The next line (or the closing summary) of each conversation a line of this poll moves on.
 
-    One after another, in the poll's order: a speaker's retrievals mark memories accessed, which later
-    retrievals' recency reads, so the order stays the one the handlers would have used.
+    One after another, in the poll's order: a speaker's retrievals note their accesses, which move later
+    retrievals' recency once applied, so the order stays the one the handlers would have used.
     """
     out: dict[uuid.UUID, PreparedLine | PreparedSummary] = {}
     for event in events:

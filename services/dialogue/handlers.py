@@ -211,7 +211,7 @@ async def on_world_deleted(event: Envelope, uow: UnitOfWork, deps: DialogueDeps)
 
 # Gathered in this order (one route after another): a poll's next lines, then its replies, then its
 # opening lines, the order in which their retrievals were made when the openings were made inside the
-# transaction (a retrieval marks what it read, which later retrievals' recency reads).
+# transaction (a retrieval notes what it read, which moves later retrievals' recency once applied).
 ROUTES = Routes(
     on(UtteranceSpoken, on_utterance_spoken, gather=gather_lines),
     on(PlayerSpoke, on_player_spoke, gather=gather_replies),

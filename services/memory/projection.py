@@ -35,7 +35,7 @@ from npcworld.contracts.players import PlayerForgotten
 from npcworld.embeddings import EmbeddingSpace, check_space
 from npcworld.errors import PermanentError
 from npcworld.eventstore import EventFilter, EventStore
-from npcworld.projection import Applier, Appliers, Projection, applier
+from npcworld.projection import Applier, Appliers, Projection, applier, claim
 from npcworld.shredding import FORGOTTEN
 from npcworld.stepping import steps
 from services.memory.deps import MemoryDeps
@@ -226,14 +226,8 @@ def _memory(npc: NpcRef, p: MemoryRecorded) -> Memory:
 
 
 async def claim_own(conn: Conn, deps: MemoryDeps, events: Sequence[Envelope]) -> None:
-    """Claim events the memory service folded where it appended them, for its consumer: it skips them when
-    they come back, and a rebuild folds them (it folds what the consumer claimed)."""
-    if events:
-        await conn.execute(
-            "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])"
-            " ON CONFLICT DO NOTHING",
-            (deps.consumer, [e.event_id for e in events]),
-        )
+    """Claim events the memory service folded where it appended them, for its consumer."""
+    await claim(conn, deps.consumer, events)
 
 
 async def apply_corrected(conn: Conn, deps: MemoryDeps, event: Envelope[MemoryCorrected]) -> None:
@@ -293,10 +287,7 @@ async def fold_fork_copies(
         copies = [s.envelope for s in batch if s.envelope.forked_from is not None]
         for copy in copies:
             await appliers[copy.type](copy, conn)
-        await conn.execute(
-            "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])"
-            " ON CONFLICT DO NOTHING", (consumer, [c.event_id for c in copies]),
-        )
+        await claim(conn, consumer, copies)
         done += len(copies)
         after = batch[-1].seq
     return done

@@ -117,7 +117,7 @@ class Routes(Mapping[str, Route[D]]):
     """A service's routes by event type (one per payload class).
 
     ``gather_together``: the routes' gathers of one poll run concurrently; by default they run one route
-    after another, in declaration order, so gathers whose reads and writes elsewhere (memory retrievals mark
+    after another, in declaration order, so gathers whose reads and writes elsewhere (memory retrievals note
     what they read) depend on one another's order stay deterministic.
     """
 
