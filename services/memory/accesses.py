@@ -89,7 +89,8 @@ async def flush_accesses_forever(
     while not stop.is_set():
         try:
             async with pool.connection() as conn:
-                worlds = await deps.repository.worlds_with_accesses(conn)
+                async with conn.transaction():  # its own: each world's flush below is a transaction too
+                    worlds = await deps.repository.worlds_with_accesses(conn)
                 for tenant, world in worlds:
                     async with conn.transaction():
                         await flush_accesses(UnitOfWork(conn, EventStore()), deps, tenant, world)
