@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import psycopg
+from pgvector import HalfVector
 from pgvector.psycopg import register_vector
 from psycopg import sql
 
@@ -52,8 +53,8 @@ T0 = datetime(2023, 2, 1, tzinfo=UTC)
 NOW = T0 + timedelta(days=31)
 DIMS = 384
 _HNSW = (
-    "CREATE INDEX memories_embedding_384_hnsw ON memories USING hnsw ((embedding::vector(384)) "
-    "vector_cosine_ops) WHERE embedding_dims = 384"
+    "CREATE INDEX memories_embedding_384_hnsw ON memories USING hnsw ((embedding::halfvec(384)) "
+    "halfvec_cosine_ops) WHERE embedding_dims = 384"
 )
 
 
@@ -103,7 +104,7 @@ def load_npc(
                 "timestamptz",
                 "text",
                 "int4",
-                "vector",
+                "halfvec",
                 "uuid",
             ]
         )
@@ -122,7 +123,7 @@ def load_npc(
                     accessed[i],
                     LOCAL_MODEL_ID,
                     DIMS,
-                    vectors[i],
+                    HalfVector(vectors[i]),
                     source,
                 )
             )

@@ -20,7 +20,7 @@ class EditingQueries:
     ) -> bool:
         """Replace the memory's text, duplicate key and vector (in the stream's space); False if absent."""
         cur = await conn.execute(
-            f"""UPDATE memories SET description = %(d)s, state_key = %(sk)s, embedding = %(v)s::vector
+            f"""UPDATE memories SET description = %(d)s, state_key = %(sk)s, embedding = %(v)s::halfvec
                 WHERE {_STREAM} AND memory_id = %(id)s::uuid""",
             _params(stream, d=description, sk=state_key, v=_vector(vector), id=memory_id),
         )

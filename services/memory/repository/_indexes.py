@@ -46,7 +46,7 @@ class IndexQueries:
         await conn.execute(
             sql.SQL(
                 "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON memories "
-                "USING hnsw ((embedding::vector({dims})) vector_cosine_ops) "
+                "USING hnsw ((embedding::halfvec({dims})) halfvec_cosine_ops) "
                 "WHERE npc_key = {key} AND embedding_dims = {dims}"
             ).format(name=name, dims=dims, key=key)
         )

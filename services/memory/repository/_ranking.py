@@ -119,10 +119,10 @@ class RankingQueries:
         # npc_key and dims as literals, so the planner can prove a stream's own partial index applies.
         dims, key = sql.Literal(stream.embedding_dims), sql.Literal(stream.key)
         query_sql = sql.SQL(
-            "SELECT memory_id, (embedding::vector({dims})) <=> %(q)s::vector({dims}) AS distance, "
-            "(embedding::vector({dims})) <=> %(r)s::vector({dims}) AS relevance_distance "
+            "SELECT memory_id, (embedding::halfvec({dims})) <=> %(q)s::halfvec({dims}) AS distance, "
+            "(embedding::halfvec({dims})) <=> %(r)s::halfvec({dims}) AS relevance_distance "
             "FROM memories WHERE npc_key = {key} AND embedding_dims = {dims} "
-            "ORDER BY (embedding::vector({dims})) <=> %(q)s::vector({dims}) LIMIT %(limit)s"
+            "ORDER BY (embedding::halfvec({dims})) <=> %(q)s::halfvec({dims}) LIMIT %(limit)s"
         ).format(dims=dims, key=key)
         # relaxed_order may return rows slightly out of order: materialise, then sort exactly.
         wrapped = sql.SQL(

@@ -59,7 +59,7 @@ WITH added AS (
                           state_key, embedding)
     SELECT %(key)s, %(t)s, %(w)s, %(n)s, %(model)s, %(dims)s, %(source)s, m.memory_id, m.kind, m.description,
            m.importance, m.created_at, m.location, m.subject, m.evidence::uuid[], m.depth, m.origin,
-           m.told_by, m.trust, m.state_key, m.embedding::vector
+           m.told_by, m.trust, m.state_key, m.embedding::halfvec
     FROM unnest(%(ids)s::uuid[], %(kinds)s::text[], %(descriptions)s::text[], %(importances)s::smallint[],
                 %(created)s::timestamptz[], %(locations)s::text[], %(subjects)s::text[], %(evidence)s::text[],
                 %(depths)s::int[], %(origins)s::text[], %(told_by)s::text[], %(trusts)s::text[],
@@ -77,7 +77,7 @@ SELECT memory_id, %(key)s, importance, created_at FROM added
 # weighted score; the expressions mirror domain.scoring term for term so both round the same way.
 _EXACT = f"""
 WITH similarity AS MATERIALIZED (
-    SELECT memory_id, 1 - (embedding <=> %(q)s::vector) AS rel FROM memories WHERE {_STREAM}
+    SELECT memory_id, 1 - (embedding <=> %(q)s::halfvec) AS rel FROM memories WHERE {_STREAM}
 ), base AS MATERIALIZED (
     SELECT s.memory_id, a.importance::float8 AS imp, s.rel,
            power(0.995::float8, greatest(
@@ -110,7 +110,7 @@ _RECENCY = (
 )
 _PRIOR = f"""
 SELECT c.memory_id::text, c.importance, c.last_accessed_at, c.rel FROM (
-    SELECT a.memory_id, a.importance, a.last_accessed_at, 1 - (m.embedding <=> %(q)s::vector) AS rel,
+    SELECT a.memory_id, a.importance, a.last_accessed_at, 1 - (m.embedding <=> %(q)s::halfvec) AS rel,
            {_RECENCY.format(t="a.last_accessed_at")} AS rec
     FROM unnest(%(levels)s::int[], %(since)s::timestamptz[]) AS l(importance, since)
     CROSS JOIN LATERAL (
@@ -135,7 +135,7 @@ WITH r AS MATERIALIZED (
            {_RECENCY.format(t="max(last_accessed_at)")} AS rechi
     FROM memory_access WHERE npc_key = %(key)s
 )
-SELECT c.memory_id::text, c.importance, c.last_accessed_at, 1 - (m.embedding <=> %(q)s::vector) FROM (
+SELECT c.memory_id::text, c.importance, c.last_accessed_at, 1 - (m.embedding <=> %(q)s::halfvec) FROM (
     SELECT a.memory_id, a.importance, a.last_accessed_at
     FROM r CROSS JOIN generate_series(r.ilo::int, r.ihi::int) AS l(importance) CROSS JOIN LATERAL (
         SELECT memory_id, importance, last_accessed_at FROM memory_access

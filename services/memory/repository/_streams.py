@@ -212,7 +212,7 @@ class MemoryRepository(
     ) -> None:
         """Overwrite the vectors of these memories (the re-embed job)."""
         await conn.execute(
-            f"""UPDATE memories AS m SET embedding = v.embedding::vector, embedding_model = %(model)s,
+            f"""UPDATE memories AS m SET embedding = v.embedding::halfvec, embedding_model = %(model)s,
                     embedding_dims = %(dims)s
                 FROM unnest(%(ids)s::uuid[], %(vectors)s::text[]) AS v(memory_id, embedding)
                 WHERE m.memory_id = v.memory_id AND {_STREAM}""",

@@ -89,10 +89,11 @@ async def insert_stream(
 def random_stream(
     rng: np.random.Generator, n: int, dims: int
 ) -> tuple[npt.NDArray[np.float32], list[int], list[datetime]]:
-    """Clustered unit vectors, importances 1-10 and last accesses spread over ~10 world days."""
+    """Clustered unit vectors (in half precision, as memories store them), importances 1-10 and last accesses
+    spread over ~10 world days."""
     centres = rng.normal(size=(max(n // 50, 1), dims))
     vectors = centres[rng.integers(0, len(centres), n)] + 0.6 * rng.normal(size=(n, dims))
-    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float16).astype(np.float32)
     importances = [int(x) for x in rng.integers(1, 11, n)]
     accessed = [T0 + timedelta(minutes=int(m)) for m in rng.integers(0, 14400, n)]
     return vectors, importances, accessed

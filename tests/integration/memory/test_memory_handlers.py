@@ -123,7 +123,9 @@ async def test_deleting_a_world_drops_its_memories_only(pool: AsyncConnectionPoo
         assert await MemoryRepository().get_npc(conn, npc) is None
 
 
-async def test_stored_vectors_are_the_embedders_vectors(pool: AsyncConnectionPool, deps: MemoryDeps) -> None:
+async def test_stored_vectors_are_the_embedders_vectors_in_half_precision(
+    pool: AsyncConnectionPool, deps: MemoryDeps
+) -> None:
     npc = new_npc()
     text = "Sam Moore is running for mayor"
     await handle(pool, envelope(ObservationMade(description=text), npc, T0), deps)
@@ -132,4 +134,5 @@ async def test_stored_vectors_are_the_embedders_vectors(pool: AsyncConnectionPoo
         row = await cur.fetchone()
     assert row is not None
     stored_vector = np.array(row[0].strip("[]").split(","), dtype=np.float32)
-    assert np.array_equal(stored_vector, (await deps.embedder.embed([text]))[0])
+    embedded = (await deps.embedder.embed([text]))[0]
+    assert np.array_equal(stored_vector, embedded.astype(np.float16).astype(np.float32))

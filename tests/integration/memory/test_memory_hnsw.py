@@ -41,7 +41,7 @@ async def test_the_index_path_searches_the_hnsw_index_per_npc_and_agrees_with_ex
         query = vectors[0]
         cur = await conn.execute(
             "EXPLAIN SELECT memory_id FROM memories WHERE npc_key = %s AND embedding_dims = 384 "
-            "ORDER BY (embedding::vector(384)) <=> %s::vector(384) LIMIT 50",
+            "ORDER BY (embedding::halfvec(384)) <=> %s::halfvec(384) LIMIT 50",
             (stream.key, "[" + ",".join(map(str, query.tolist())) + "]"),
         )
         assert "memories_embedding_384_hnsw" in "\n".join(r[0] for r in await cur.fetchall())
@@ -76,7 +76,7 @@ async def test_a_large_stream_gets_an_index_of_its_own_which_retrieval_uses_and_
         await conn.execute("SET LOCAL enable_sort = off")
         cur = await conn.execute(
             f"EXPLAIN SELECT memory_id FROM memories WHERE npc_key = {stream.key} AND embedding_dims = 384 "
-            "ORDER BY (embedding::vector(384)) <=> %s::vector(384) LIMIT 50",
+            "ORDER BY (embedding::halfvec(384)) <=> %s::halfvec(384) LIMIT 50",
             ("[" + ",".join(map(str, vectors[0].tolist())) + "]",),
         )
         assert own_index_name(stream.key) in "\n".join(r[0] for r in await cur.fetchall())

@@ -70,7 +70,7 @@ async def test_production_top_k_equals_reference_top_k_on_random_streams(
         accessed = [T0] * n
     now = T0 + timedelta(days=10) + timedelta(hours=hours_later)
     query = rng.normal(size=16).astype(np.float32)
-    query /= np.linalg.norm(query)
+    query = (query / np.linalg.norm(query)).astype(np.float16).astype(np.float32)  # SQL compares in halfvec
     npc = new_npc()
     async with pool.connection() as conn, conn.transaction():
         memories = await insert_stream(conn, npc, vectors, importances, accessed)
