@@ -3,7 +3,8 @@ transaction; the writes then, in a short one.
 
 A dry run of the handlers, in a read-only transaction that is rolled back, finds what each would rate and
 embed (``record_memories`` collects instead of recording while the rater is a ``DraftCollector``). The
-importance ratings (one LLM call per NPC and moment: a step's batch) and the embeddings (one model call)
+importance ratings (one LLM call per world and moment: a step's new memories of every NPC, or per NPC and
+moment with a rater of one NPC at a time) and the embeddings (one model call)
 are then computed with no transaction open, and the real run finds them in the ``PrefetchingRater`` and
 ``PrefetchingEmbedder`` caches. A handler that asks for something the dry run did not foresee still gets
 it, on the spot.
@@ -23,7 +24,14 @@ from npcworld.contracts import Envelope
 from npcworld.embeddings import PrefetchingEmbedder
 from npcworld.eventstore import EventStore, UnitOfWork
 from services.memory.deps import MemoryDeps
-from services.memory.domain import ImportanceRater, ImportanceRatings, RatingContext
+from npcworld.llm.prompts.importance import MAX_BATCH_MEMORIES, MAX_MEMORIES
+from services.memory.domain import (
+    ImportanceRater,
+    ImportanceRaterOfMany,
+    ImportanceRatings,
+    RatingContext,
+    shared_calls,
+)
 
 __all__ = ["DraftCollector", "PrefetchingRater", "RatingRequest", "batches", "clear_prefetched", "dry_run",
            "gather_slow_calls", "prefetching"]
@@ -68,20 +76,31 @@ class PrefetchingRater:
 
     async def prefetch(self, requests: Sequence[RatingRequest]) -> None:
         """Rate every request not cached yet: one batch per NPC and moment (the paper's per-step batch,
-        each distinct text once), a few batches at a time."""
+        each distinct text once), a few calls at a time. A rater of many NPCs at once rates the batches of
+        one world and moment together (``shared_calls``): a step's new memories in one call, not one per NPC."""
         gate = asyncio.Semaphore(self.concurrency)
+        pending = [(c, g, list(dict.fromkeys(t for r in g for t in r.texts)))
+                   for c, g in batches(r for r in requests if r not in self._cache)]
 
-        async def one(context: RatingContext, group: list[RatingRequest]) -> None:
-            texts = list(dict.fromkeys(t for r in group for t in r.texts))
+        async def call(part: list[tuple[RatingContext, list[RatingRequest], list[str]]]) -> None:
             async with gate:
-                ratings = await self.inner.rate(texts, context)
-            if len(ratings.scores) != len(texts):
-                return  # left to the handler, which meets the mismatch where it is handled
-            score = dict(zip(texts, ratings.scores, strict=True))
-            for r in group:
-                self._cache[r] = ImportanceRatings(tuple(score[t] for t in r.texts), ratings.model)
+                if len(part) > 1 and isinstance(self.inner, ImportanceRaterOfMany):
+                    rated = await self.inner.rate_many([(texts, c) for c, _, texts in part])
+                else:
+                    rated = [await self.inner.rate(texts, c) for c, _, texts in part]
+            for (_, group, texts), ratings in zip(part, rated, strict=True):
+                if len(ratings.scores) != len(texts):
+                    continue  # left to the handler, which meets the mismatch where it is handled
+                score = dict(zip(texts, ratings.scores, strict=True))
+                for r in group:
+                    self._cache[r] = ImportanceRatings(tuple(score[t] for t in r.texts), ratings.model)
 
-        await asyncio.gather(*(one(c, g) for c, g in batches(r for r in requests if r not in self._cache)))
+        if isinstance(self.inner, ImportanceRaterOfMany):
+            shared = shared_calls([(c, len(texts)) for c, _, texts in pending], per_npc=MAX_MEMORIES,
+                                  per_call=MAX_BATCH_MEMORIES)
+        else:
+            shared = [[i] for i in range(len(pending))]
+        await asyncio.gather(*(call([pending[i] for i in indexes]) for indexes in shared))
 
     async def rate(self, descriptions: Sequence[str], context: RatingContext) -> ImportanceRatings:
         cached = self._cache.get(RatingRequest(tuple(descriptions), context))

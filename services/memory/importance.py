@@ -1,11 +1,12 @@
-"""Importance rating through the LLM layer: the ``importance`` prompt, up to 50 memories per call."""
+"""Importance rating through the LLM layer: the ``importance`` prompt, up to 50 memories of one NPC per call, and
+``importance_batch`` for several NPCs of one world and moment (up to 100 memories in all)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from npcworld.llm.ports import LLM
-from npcworld.llm.prompts import ImportanceInput, ImportanceOutput
+from npcworld.llm.prompts import ImportanceBatchInput, ImportanceBatchOutput, ImportanceInput, ImportanceOutput
 from services.memory.domain import ImportanceRatings, RatingContext
 
 __all__ = ["LLMImportanceRater"]
@@ -36,3 +37,22 @@ class LLMImportanceRater:
             scores.extend(result.value.scores)
             model = result.model
         return ImportanceRatings(tuple(scores), model)
+
+    async def rate_many(
+        self, requests: Sequence[tuple[Sequence[str], RatingContext]]
+    ) -> list[ImportanceRatings]:
+        """Rate several NPCs' memories of one world and moment in one ``importance_batch`` call (one
+        request: the ``importance`` prompt). The call is the world's, not one NPC's (``npc_id`` unset)."""
+        if len(requests) == 1:
+            return [await self.rate(*requests[0])]
+        first = requests[0][1]
+        people = tuple(ImportanceInput(npc_name=c.npc_name[:200], memories=tuple(t)) for t, c in requests)
+        result = await self._llm.complete(
+            "importance_batch",
+            ImportanceBatchInput(people=people),
+            ImportanceBatchOutput,
+            tenant_id=first.npc.tenant_id,
+            world_id=first.npc.world_id,
+            world_time=first.world_time,
+        )
+        return [ImportanceRatings(tuple(scores), result.model) for scores in result.value.scores]

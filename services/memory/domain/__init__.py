@@ -4,10 +4,12 @@ from services.memory.domain.ablations import ablated_kinds
 from services.memory.domain.chat import chat_memories
 from services.memory.domain.importance import (
     ImportanceRater,
+    ImportanceRaterOfMany,
     ImportanceRatings,
     RatingContext,
     clamp_importance,
     idle_importance,
+    shared_calls,
 )
 from services.memory.domain.memory import (
     Memory,
@@ -54,6 +56,7 @@ __all__ = [
     "PLANNED",
     "Candidate",
     "ImportanceRater",
+    "ImportanceRaterOfMany",
     "ImportanceRatings",
     "Memory",
     "MemoryDraft",
@@ -72,6 +75,7 @@ __all__ = [
     "corroborated",
     "cosine",
     "idle_importance",
+    "shared_calls",
     "is_duplicate",
     "memory_stream_id",
     "normalise_description",

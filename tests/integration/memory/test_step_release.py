@@ -177,6 +177,35 @@ async def test_a_step_is_released_in_several_short_transactions_in_the_fixed_ord
     assert await _publishable(pool, step.world_id) == 15
 
 
+class _RaterOfMany(FakeImportanceRater):
+    """Rates several NPCs at once, as the LLM layer's rater does with one importance_batch call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shared: list[list[tuple[tuple[str, ...], RatingContext]]] = []
+
+    async def rate_many(
+        self, requests: Sequence[tuple[Sequence[str], RatingContext]]
+    ) -> list[ImportanceRatings]:
+        self.shared.append([(tuple(t), c) for t, c in requests])
+        return [await FakeImportanceRater.rate(FakeImportanceRater(), t, c) for t, c in requests]
+
+
+async def test_a_steps_new_memories_of_every_npc_are_rated_in_one_call(pool: AsyncConnectionPool) -> None:
+    rater = _RaterOfMany()
+    deps = MemoryDeps(embedder=HashingEmbedder(16), rater=rater)
+    refs, step = await _stepped_world(pool, deps, npcs=3, per_npc=2)
+    rater.calls.clear()  # the NPCs' seed memories, rated when they were created
+
+    assert await release_in_chunks([step], deps, pool, {"ObservationMade": on_observation_made}) == 6
+    assert rater.calls == []  # no call for one NPC alone
+    assert [[(texts, c.npc.npc_id) for texts, c in call] for call in rater.shared] == [
+        [((f"{r.npc_id} sees lantern 0 by the well", f"{r.npc_id} sees lantern 1 by the well"), r.npc_id)
+         for r in refs]
+    ]
+    assert [d for d, _ in await _recorded(pool, refs)] == _fixed_order(refs, 2)
+
+
 async def test_writes_stored_after_the_step_completed_wait_for_the_next_step(
     pool: AsyncConnectionPool, deps: MemoryDeps
 ) -> None:

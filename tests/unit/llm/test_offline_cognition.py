@@ -8,6 +8,7 @@ from npcworld.llm import OfflineCognition, OfflineLLM
 from npcworld.llm.offline import OFFLINE_ANSWERS, score_memory
 from npcworld.llm.prompts import (
     PROMPTS,
+    ImportanceBatchOutput,
     ImportanceOutput,
     MemoryItem,
     ReflectionInsightsInput,
@@ -64,6 +65,16 @@ def test_importance_follows_the_papers_anchors() -> None:
 def test_importance_of_an_unremarkable_sight_is_low() -> None:
     assert score_memory("the lamp is on the table") <= 2
     assert score_memory("Klaus noticed Ayesha Khan near the window", npc_name="Klaus Mueller") <= 4
+
+
+async def test_offline_rating_of_several_characters_at_once_equals_rating_each_alone() -> None:
+    llm = OfflineLLM()
+    people = [{"npc_name": NPC, "memories": ["brushing teeth", "broke up with partner"]},
+              {"npc_name": "Isabella Rodriguez", "memories": ["cooking lunch", "a dragon burned the watchtower"]}]
+    together = await llm.complete("importance_batch", {"people": people}, ImportanceBatchOutput,
+                                  tenant_id="t", world_id="w")
+    alone = [await llm.complete("importance", p, ImportanceOutput, tenant_id="t", world_id="w") for p in people]
+    assert together.value.scores == tuple(a.value.scores for a in alone)
 
 
 async def test_offline_llm_rates_a_batch_deterministically_in_order() -> None:

@@ -8,6 +8,8 @@ from npcworld.errors import ValidationError
 from npcworld.llm import prepare, request_hash
 from npcworld.llm.prompts import (
     PROMPTS,
+    ImportanceBatchInput,
+    ImportanceBatchOutput,
     ImportanceInput,
     ImportanceOutput,
     ReflectionInsightsOutput,
@@ -48,6 +50,31 @@ def test_output_must_have_one_score_per_memory() -> None:
         parse_output(template, inputs, '{"scores": [1]}')
     with pytest.raises(InvalidOutputError, match="schema mismatch"):
         parse_output(template, inputs, '{"scores": [0, 11]}')
+
+
+def test_importance_batch_renders_each_character_with_its_memories_and_checks_every_list() -> None:
+    template = get_prompt("importance_batch")
+    inputs = ImportanceBatchInput(people=(
+        ImportanceInput(npc_name="Isabella", memories=("a walk", "a party")),
+        ImportanceInput(npc_name="Klaus", memories=("a book",)),
+    ))
+    user = template.render(inputs)[1]["content"]
+    assert "Character: Isabella\nMemories (2):\n1. a walk\n2. a party" in user
+    assert "Character: Klaus\nMemories (1):\n1. a book" in user
+    assert parse_output(template, inputs, '{"scores": [[2, 8], [3]]}') == ImportanceBatchOutput(scores=((2, 8), (3,)))
+    with pytest.raises(InvalidOutputError, match="expected 2 scores for Isabella"):
+        parse_output(template, inputs, '{"scores": [[2], [3]]}')
+    with pytest.raises(InvalidOutputError, match="expected 2 lists"):
+        parse_output(template, inputs, '{"scores": [[2, 8]]}')
+
+
+def test_importance_batch_refuses_one_character_twice_and_too_many_memories() -> None:
+    one = ImportanceInput(npc_name="Isabella", memories=("a",))
+    with pytest.raises(ValueError, match="each character appears once"):
+        ImportanceBatchInput(people=(one, one))
+    many = tuple(ImportanceInput(npc_name=f"N{i}", memories=tuple(f"m{j}" for j in range(30))) for i in range(4))
+    with pytest.raises(ValueError, match="at most 100 memories"):
+        ImportanceBatchInput(people=many)
 
 
 def test_insight_evidence_must_point_at_shown_memories() -> None:

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from npcworld.llm.errors import LLMRequestError
 from npcworld.llm.offline.dialogue import answer_interview, answer_player, answer_summary, answer_turn
-from npcworld.llm.offline.importance import rate_importance
+from npcworld.llm.offline.importance import rate_importance, rate_importance_batch
 from npcworld.llm.offline.planning import answer_actions, answer_day, answer_hours, answer_reaction
 from npcworld.llm.offline.reflection import answer_insights, answer_questions
 from npcworld.llm.prompts import PromptTemplate
@@ -20,6 +20,7 @@ __all__ = ["OFFLINE_ANSWERS", "OfflineCognition"]
 
 OFFLINE_ANSWERS: Mapping[str, Callable[[Any], BaseModel]] = {
     "importance": rate_importance,
+    "importance_batch": rate_importance_batch,
     "plan_day": answer_day,
     "plan_hours": answer_hours,
     "plan_actions": answer_actions,

@@ -18,9 +18,9 @@ import numpy as np
 import numpy.typing as npt
 
 from npcworld.llm.offline.anchors import IMPORTANCE_ANCHORS
-from npcworld.llm.prompts import ImportanceInput, ImportanceOutput
+from npcworld.llm.prompts import ImportanceBatchInput, ImportanceBatchOutput, ImportanceInput, ImportanceOutput
 
-__all__ = ["AnchorScorer", "default_scorer", "rate_importance", "score_memory"]
+__all__ = ["AnchorScorer", "default_scorer", "rate_importance", "rate_importance_batch", "score_memory"]
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
@@ -113,3 +113,11 @@ def score_memory(description: str, npc_name: str = "") -> int:
 def rate_importance(inputs: ImportanceInput) -> ImportanceOutput:
     """Answer the ``importance`` prompt: one score per memory, in order, from one batch of embeddings."""
     return ImportanceOutput(scores=tuple(default_scorer().scores(list(inputs.memories))))
+
+
+def rate_importance_batch(inputs: ImportanceBatchInput) -> ImportanceBatchOutput:
+    """Answer the ``importance_batch`` prompt: each character's memories scored as ``importance`` would score
+    them (a text's score does not depend on the batch it came in), from one batch of embeddings."""
+    texts = [t for p in inputs.people for t in p.memories]
+    scores = iter(default_scorer().scores(texts))
+    return ImportanceBatchOutput(scores=tuple(tuple(next(scores) for _ in p.memories) for p in inputs.people))

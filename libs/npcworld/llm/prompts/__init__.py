@@ -1,6 +1,14 @@
 """Versioned prompt templates, all in one place, with their input and output models."""
 
-from npcworld.llm.prompts.importance import IMPORTANCE, ImportanceInput, ImportanceOutput
+from npcworld.llm.prompts.importance import (
+    IMPORTANCE,
+    IMPORTANCE_BATCH,
+    MAX_BATCH_MEMORIES,
+    ImportanceBatchInput,
+    ImportanceBatchOutput,
+    ImportanceInput,
+    ImportanceOutput,
+)
 from npcworld.llm.prompts.reflection import (
     REFLECTION_INSIGHTS,
     REFLECTION_QUESTIONS,
@@ -17,9 +25,13 @@ from npcworld.llm.prompts.template import Message, PromptTemplate
 
 __all__ = [
     "IMPORTANCE",
+    "IMPORTANCE_BATCH",
+    "MAX_BATCH_MEMORIES",
     "PROMPTS",
     "REFLECTION_INSIGHTS",
     "REFLECTION_QUESTIONS",
+    "ImportanceBatchInput",
+    "ImportanceBatchOutput",
     "ImportanceInput",
     "ImportanceOutput",
     "Insight",

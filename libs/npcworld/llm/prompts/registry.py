@@ -9,7 +9,7 @@ import pydantic
 from pydantic import BaseModel
 
 from npcworld.llm.prompts.dialogue import DIALOGUE_SUMMARY, DIALOGUE_TURN, INTERVIEW_ANSWER, PLAYER_REPLY
-from npcworld.llm.prompts.importance import IMPORTANCE
+from npcworld.llm.prompts.importance import IMPORTANCE, IMPORTANCE_BATCH
 from npcworld.llm.prompts.planning import PLAN_ACTIONS, PLAN_DAY, PLAN_HOURS, PLAN_REACTION
 from npcworld.llm.prompts.reflection import REFLECTION_INSIGHTS, REFLECTION_QUESTIONS
 from npcworld.llm.prompts.template import Message, PromptTemplate
@@ -18,7 +18,7 @@ __all__ = ["PROMPTS", "get_prompt", "render_recorded"]
 
 PROMPTS: Mapping[str, PromptTemplate[Any, Any]] = {
     t.kind: t for t in (PLAN_DAY, PLAN_HOURS, PLAN_ACTIONS, PLAN_REACTION,
-                        IMPORTANCE, REFLECTION_QUESTIONS, REFLECTION_INSIGHTS,
+                        IMPORTANCE, IMPORTANCE_BATCH, REFLECTION_QUESTIONS, REFLECTION_INSIGHTS,
                         DIALOGUE_TURN, DIALOGUE_SUMMARY, PLAYER_REPLY, INTERVIEW_ANSWER)
 }
 

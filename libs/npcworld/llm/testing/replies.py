@@ -10,6 +10,7 @@ from typing import Any
 __all__ = ["Reply", "structured_responder"]
 
 _NUMBERED = re.compile(r"^\d+\. ", re.MULTILINE)
+_PER_CHARACTER = re.compile(r"^Memories \((\d+)\):$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,9 @@ def structured_responder(body: dict[str, Any], prompt: str, importance: int = 5)
     count = len(_NUMBERED.findall(_first_user_message(body)))
     if kind == "importance":
         return Reply.json({"scores": [importance] * count})
+    if kind == "importance_batch":
+        counts = [int(n) for n in _PER_CHARACTER.findall(_first_user_message(body))]
+        return Reply.json({"scores": [[importance] * n for n in counts]})
     if kind == "reflection_questions":
         return Reply.json(
             {"questions": [f"What is the fake model's question number {i}?" for i in (1, 2, 3)]}
