@@ -6,7 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from npcworld.llm.ports import LLM
-from npcworld.llm.prompts import ImportanceBatchInput, ImportanceBatchOutput, ImportanceInput, ImportanceOutput
+from npcworld.llm.prompts import (
+    ImportanceBatchInput,
+    ImportanceBatchOutput,
+    ImportanceInput,
+    ImportanceOutput,
+)
 from services.memory.domain import ImportanceRatings, RatingContext
 
 __all__ = ["LLMImportanceRater"]

@@ -18,7 +18,12 @@ import numpy as np
 import numpy.typing as npt
 
 from npcworld.llm.offline.anchors import IMPORTANCE_ANCHORS
-from npcworld.llm.prompts import ImportanceBatchInput, ImportanceBatchOutput, ImportanceInput, ImportanceOutput
+from npcworld.llm.prompts import (
+    ImportanceBatchInput,
+    ImportanceBatchOutput,
+    ImportanceInput,
+    ImportanceOutput,
+)
 
 __all__ = ["AnchorScorer", "default_scorer", "rate_importance", "rate_importance_batch", "score_memory"]
 
