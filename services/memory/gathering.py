@@ -77,7 +77,8 @@ class PrefetchingRater:
     async def prefetch(self, requests: Sequence[RatingRequest]) -> None:
         """Rate every request not cached yet: one batch per NPC and moment (the paper's per-step batch,
         each distinct text once), a few calls at a time. A rater of many NPCs at once rates the batches of
-        one world and moment together (``shared_calls``): a step's new memories in one call, not one per NPC."""
+        one world and moment together (``shared_calls``): a step's new memories in one call, not one per
+        NPC."""
         gate = asyncio.Semaphore(self.concurrency)
         pending = [(c, g, list(dict.fromkeys(t for r in g for t in r.texts)))
                    for c, g in batches(r for r in requests if r not in self._cache)]

@@ -1,5 +1,5 @@
-"""Importance rating through the LLM layer: the ``importance`` prompt, up to 50 memories of one NPC per call, and
-``importance_batch`` for several NPCs of one world and moment (up to 100 memories in all)."""
+"""Importance rating through the LLM layer: the ``importance`` prompt, up to 50 memories of one NPC per call,
+and ``importance_batch`` for several NPCs of one world and moment (up to 100 memories in all)."""
 
 from __future__ import annotations
 

@@ -70,10 +70,12 @@ def test_importance_of_an_unremarkable_sight_is_low() -> None:
 async def test_offline_rating_of_several_characters_at_once_equals_rating_each_alone() -> None:
     llm = OfflineLLM()
     people = [{"npc_name": NPC, "memories": ["brushing teeth", "broke up with partner"]},
-              {"npc_name": "Isabella Rodriguez", "memories": ["cooking lunch", "a dragon burned the watchtower"]}]
+              {"npc_name": "Isabella Rodriguez",
+               "memories": ["cooking lunch", "a dragon burned the watchtower"]}]
     together = await llm.complete("importance_batch", {"people": people}, ImportanceBatchOutput,
                                   tenant_id="t", world_id="w")
-    alone = [await llm.complete("importance", p, ImportanceOutput, tenant_id="t", world_id="w") for p in people]
+    alone = [await llm.complete("importance", p, ImportanceOutput, tenant_id="t", world_id="w")
+             for p in people]
     assert together.value.scores == tuple(a.value.scores for a in alone)
 
 

@@ -61,7 +61,8 @@ def test_importance_batch_renders_each_character_with_its_memories_and_checks_ev
     user = template.render(inputs)[1]["content"]
     assert "Character: Isabella\nMemories (2):\n1. a walk\n2. a party" in user
     assert "Character: Klaus\nMemories (1):\n1. a book" in user
-    assert parse_output(template, inputs, '{"scores": [[2, 8], [3]]}') == ImportanceBatchOutput(scores=((2, 8), (3,)))
+    parsed = parse_output(template, inputs, '{"scores": [[2, 8], [3]]}')
+    assert parsed == ImportanceBatchOutput(scores=((2, 8), (3,)))
     with pytest.raises(InvalidOutputError, match="expected 2 scores for Isabella"):
         parse_output(template, inputs, '{"scores": [[2], [3]]}')
     with pytest.raises(InvalidOutputError, match="expected 2 lists"):
@@ -72,7 +73,8 @@ def test_importance_batch_refuses_one_character_twice_and_too_many_memories() ->
     one = ImportanceInput(npc_name="Isabella", memories=("a",))
     with pytest.raises(ValueError, match="each character appears once"):
         ImportanceBatchInput(people=(one, one))
-    many = tuple(ImportanceInput(npc_name=f"N{i}", memories=tuple(f"m{j}" for j in range(30))) for i in range(4))
+    many = tuple(ImportanceInput(npc_name=f"N{i}", memories=tuple(f"m{j}" for j in range(30)))
+                 for i in range(4))
     with pytest.raises(ValueError, match="at most 100 memories"):
         ImportanceBatchInput(people=many)
 

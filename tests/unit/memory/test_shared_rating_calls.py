@@ -19,7 +19,8 @@ def test_one_moment_of_one_world_is_one_call() -> None:
 
 
 def test_other_worlds_and_other_moments_are_other_calls() -> None:
-    requests = [(context("ann"), 1), (context("bob", world="v"), 1), (context("cy", at=T0 + timedelta(seconds=10)), 1),
+    later = T0 + timedelta(seconds=10)
+    requests = [(context("ann"), 1), (context("bob", world="v"), 1), (context("cy", at=later), 1),
                 (context("dee"), 1)]
     assert shared_calls(requests, per_npc=50, per_call=100) == [[0, 3], [1], [2]]
 

@@ -9,8 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from npcworld.llm.prompts.template import PromptTemplate
 
-__all__ = ["IMPORTANCE", "IMPORTANCE_BATCH", "MAX_BATCH_MEMORIES", "MAX_MEMORIES", "ImportanceBatchInput", "ImportanceBatchOutput",
-           "ImportanceInput", "ImportanceOutput"]
+__all__ = ["IMPORTANCE", "IMPORTANCE_BATCH", "MAX_BATCH_MEMORIES", "MAX_MEMORIES", "ImportanceBatchInput",
+           "ImportanceBatchOutput",           "ImportanceInput", "ImportanceOutput"]
 
 MAX_MEMORIES = 50  # of one NPC in one call
 MAX_BATCH_MEMORIES = 100  # of all NPCs of an importance_batch call together
@@ -83,7 +83,9 @@ def _check_batch(inputs: ImportanceBatchInput, output: ImportanceBatchOutput) ->
         raise ValueError(f"expected {len(inputs.people)} lists of scores, got {len(output.scores)}")
     for person, scores in zip(inputs.people, output.scores, strict=True):
         if len(scores) != len(person.memories):
-            raise ValueError(f"expected {len(person.memories)} scores for {person.npc_name}, got {len(scores)}")
+            raise ValueError(
+                f"expected {len(person.memories)} scores for {person.npc_name}, got {len(scores)}"
+            )
 
 
 # Scale anchors are the Generative Agents paper's (brushing teeth 1, a break-up 10).
@@ -114,7 +116,8 @@ IMPORTANCE_BATCH: PromptTemplate[ImportanceBatchInput, ImportanceBatchOutput] = 
     system=(
         "You rate memories of characters in a simulated town. On a scale of 1 to 10, where 1 is purely "
         "mundane (e.g. brushing teeth, making the bed) and 10 is extremely poignant (e.g. a break-up, a "
-        "college acceptance), rate the likely poignancy of each memory for the character whose memory it is.\n"
+        "college acceptance), rate the likely poignancy of each memory for the character whose memory "
+        "it is.\n"
         'Answer with one JSON object only: {"scores": [[<integer 1-10>, ...], ...]} with one list per '
         "character, in the order given, and exactly one score per memory of that character, in its order."
     ),
