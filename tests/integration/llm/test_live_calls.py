@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -12,6 +13,8 @@ from npcworld.eventstore import EventFilter, EventStore
 from npcworld.llm import LLMClient, LLMOutputError, LLMRequestError
 from npcworld.llm.prompts import ImportanceOutput, render_recorded
 from npcworld.llm.testing import FakeOpenAIServer, Reply
+from services.memory.domain import NpcRef, RatingContext
+from services.memory.importance import LLMImportanceRater
 from tests.integration.llm.conftest import RecordedSleeps, Scope, call_rows
 
 MEMORIES = {"npc_name": "Isabella Rodriguez", "memories": ["brushing her teeth", "broke up with her partner"]}
@@ -154,3 +157,21 @@ async def test_inputs_are_validated_before_anything_is_sent(
     with pytest.raises(ValidationError):
         await make_llm().complete("importance", {"npc_name": "I", "memories": []}, ImportanceOutput, **scope)
     assert server.chat_count == 0
+
+
+async def test_a_steps_memories_of_several_npcs_are_rated_in_one_endpoint_call(
+    make_llm: Callable[..., LLMClient], server: FakeOpenAIServer, pool: AsyncConnectionPool, scope: Scope
+) -> None:
+    rater = LLMImportanceRater(make_llm())
+    at = datetime(2023, 2, 13, 7, tzinfo=UTC)
+    contexts = [RatingContext(NpcRef(scope["tenant_id"], scope["world_id"], npc), name, "", at)
+                for npc, name in (("ann", "Ann Lee"), ("bob", "Bob Ray"))]
+
+    ratings = await rater.rate_many([(("Ann waters the plants", "Ann sees a fire"), contexts[0]),
+                                     (("Bob reads",), contexts[1])])
+
+    assert [len(r.scores) for r in ratings] == [2, 1]
+    assert server.chat_count == 1
+    rows = await call_rows(pool, scope["tenant_id"])
+    assert [(r["prompt_kind"], r["npc_id"], r["outcome"]) for r in rows] == [("importance_batch", None, "ok")]
+    assert [p["npc_name"] for p in rows[0]["inputs"]["people"]] == ["Ann Lee", "Bob Ray"]
