@@ -43,6 +43,9 @@ __all__ = [
 ]
 
 NEWS_MIN = 5
+# How much more an event still to come weighs than its rating when a speaker picks what to tell: it will not
+# keep (told after the day it is useless), so it goes before all but the gravest news (a rating of 10 over 6).
+UPCOMING_WEIGHT = 3
 # Lines one speaker says in a conversation before saying goodbye (news, answers, acceptance).
 _MAX_OWN_LINES = 3
 
@@ -273,8 +276,8 @@ def _told_before(news: News, memories: tuple[MemoryItem, ...], listener: str) ->
 
 
 def news_for(i: DialogueTurnInput) -> list[News]:
-    """The speaker's news the listener lacks, most important first (an event still to come counts one
-    more: it will not keep); ties in the order retrieval gave."""
+    """The speaker's news the listener lacks, most important first (an event still to come counts
+    UPCOMING_WEIGHT more: it will not keep); ties in the order retrieval gave."""
     said = " ".join(line.text for line in i.transcript)
     now = _now(i.now)
     found: list[tuple[int, int, News]] = []
@@ -288,7 +291,7 @@ def news_for(i: DialogueTurnInput) -> list[News]:
         if any(_said(news.text, other) for other in seen):
             continue
         seen.append(news.text)
-        found.append((-news.importance - (1 if _upcoming(news, now) else 0), k, news))
+        found.append((-news.importance - (UPCOMING_WEIGHT if _upcoming(news, now) else 0), k, news))
     return [n for _, _, n in sorted(found, key=lambda x: (x[0], x[1]))]
 
 
