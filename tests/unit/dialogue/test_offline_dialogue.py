@@ -201,7 +201,8 @@ def test_what_someone_else_is_doing_right_now_is_a_sight_not_news() -> None:
 
 def test_an_event_still_to_come_is_told_before_more_important_news_but_not_the_gravest() -> None:
     party = PARTY.replace("Isabella Rodriguez", "Maria Lopez")
-    memories = rated(("Maria Lopez adopted a stray cat", 6), ("Maria Lopez is running for mayor", 8), (party, 6))
+    memories = rated(("Maria Lopez adopted a stray cat", 6), ("Maria Lopez is running for mayor", 8),
+                     (party, 6))
     line = turn("Maria Lopez", "Sam Moore", memories=memories, now=EARLIER).utterance
     assert "I am planning a Valentine's Day party" in line and "cat" not in line and "mayor" not in line
     grave = rated((party, 6), ("Maria Lopez's grandfather died last night", 10))
