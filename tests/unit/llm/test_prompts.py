@@ -77,6 +77,8 @@ def test_importance_batch_refuses_one_character_twice_and_too_many_memories() ->
                  for i in range(4))
     with pytest.raises(ValueError, match="at most 100 memories"):
         ImportanceBatchInput(people=many)
+    crowd = tuple(ImportanceInput(npc_name=f"N{i}", memories=("m",)) for i in range(100))
+    assert len(ImportanceBatchInput(people=crowd).people) == 100  # a hundred NPCs with one memory each
 
 
 def test_insight_evidence_must_point_at_shown_memories() -> None:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from npcworld.llm.prompts.template import PromptTemplate
 
 __all__ = ["IMPORTANCE", "IMPORTANCE_BATCH", "MAX_BATCH_MEMORIES", "MAX_MEMORIES", "ImportanceBatchInput",
-           "ImportanceBatchOutput",           "ImportanceInput", "ImportanceOutput"]
+           "ImportanceBatchOutput", "ImportanceInput", "ImportanceOutput"]
 
 MAX_MEMORIES = 50  # of one NPC in one call
 MAX_BATCH_MEMORIES = 100  # of all NPCs of an importance_batch call together
@@ -40,7 +40,8 @@ class ImportanceBatchInput(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    people: tuple[ImportanceInput, ...] = Field(min_length=2, max_length=MAX_BATCH_MEMORIES // 2)
+    # Each character brings at least one memory, so the memory bound below bounds the characters too.
+    people: tuple[ImportanceInput, ...] = Field(min_length=2, max_length=MAX_BATCH_MEMORIES)
 
     @model_validator(mode="after")
     def _bounded(self) -> ImportanceBatchInput:
