@@ -23,7 +23,7 @@ from psycopg_pool import AsyncConnectionPool
 from npcworld.contracts import Envelope
 from npcworld.embeddings import PrefetchingEmbedder
 from npcworld.eventstore import EventStore, UnitOfWork
-from npcworld.llm.prompts.importance import MAX_BATCH_MEMORIES, MAX_MEMORIES
+from npcworld.llm.prompts import MAX_BATCH_MEMORIES, MAX_MEMORIES
 from services.memory.deps import MemoryDeps
 from services.memory.domain import (
     ImportanceRater,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from npcworld.llm.ports import LLM
 from npcworld.llm.prompts import (
+    MAX_MEMORIES,
     ImportanceBatchInput,
     ImportanceBatchOutput,
     ImportanceInput,
@@ -15,8 +16,6 @@ from npcworld.llm.prompts import (
 from services.memory.domain import ImportanceRatings, RatingContext
 
 __all__ = ["LLMImportanceRater"]
-
-_BATCH = 50  # ImportanceInput accepts at most 50 memories
 
 
 class LLMImportanceRater:
@@ -28,8 +27,8 @@ class LLMImportanceRater:
     async def rate(self, descriptions: Sequence[str], context: RatingContext) -> ImportanceRatings:
         scores: list[int] = []
         model = ""
-        for start in range(0, len(descriptions), _BATCH):
-            batch = tuple(descriptions[start : start + _BATCH])
+        for start in range(0, len(descriptions), MAX_MEMORIES):
+            batch = tuple(descriptions[start : start + MAX_MEMORIES])
             result = await self._llm.complete(
                 "importance",
                 ImportanceInput(npc_name=context.npc_name[:200], memories=batch),
