@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,6 +16,7 @@ import psycopg
 
 from launcher.embedded.broker import start_broker, stop_broker
 from launcher.embedded.postgres import postgres_pid, start_postgres, stop_postgres
+from launcher.private_ports import free_port
 from npcworld.db import apply_migrations
 
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -61,7 +61,7 @@ class BenchStack:
         with psycopg.connect(self.database_url, autocommit=True) as conn:
             row = conn.execute("SHOW server_version").fetchone()
             self.postgres_version = str(row[0]) if row else "?"
-        port = _free_port()
+        port = free_port()
         start_broker(port, self.root / "tansu.log", self.broker_pid_file)
         self.bootstrap = f"127.0.0.1:{port}"
 
@@ -115,12 +115,6 @@ def children(parent: int) -> list[int]:
         if ppid == parent:
             found.append(int(entry.name))
     return found
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import httpx
 import psycopg
 
 from launcher.embedded.postgres import start_postgres, stop_postgres
+from launcher.private_ports import free_port
 from npcworld.db import apply_migrations
 
 WORLD = "big-town"
@@ -268,7 +269,7 @@ def main() -> None:
                 stored = conn.execute("SELECT count(*) FROM events").fetchone()
             print(f"world: {args.npcs} NPCs, {stored[0] if stored else 0:,} events"
                   f" (built in {time.perf_counter() - started:.0f} s); load average {os.getloadavg()[0]:.1f}")
-            port = _free_port()
+            port = free_port()
             gateway = subprocess.Popen(
                 [sys.executable, "-m", "uvicorn", "services.gateway.api:create_app", "--factory", "--port",
                  str(port), "--log-level", "warning"],
@@ -291,13 +292,6 @@ def main() -> None:
                 gateway.wait(10)
             stop_postgres(pgdata)
 
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 if __name__ == "__main__":

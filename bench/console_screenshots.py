@@ -26,6 +26,7 @@ import httpx
 from playwright.sync_api import Page, sync_playwright
 
 from launcher.demo import DEMO_WORLD
+from launcher.private_ports import free_port
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -111,7 +112,7 @@ def _fork(url: str, key: str, world: str, at_ms: int) -> None:
 
 
 def _demo(home: Path, wait: float) -> tuple[subprocess.Popen[str], str, str]:
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "NPCWORLD_HOME": str(home)}
     env.pop("DATABASE_URL", None)
     proc = subprocess.Popen([sys.executable, "-m", "launcher.cli", "run", "--port", str(port)], env=env,
@@ -127,13 +128,6 @@ def _demo(home: Path, wait: float) -> tuple[subprocess.Popen[str], str, str]:
     time.sleep(wait)
     return proc, f"http://127.0.0.1:{port}", (home / "demo-api-key").read_text().strip()
 
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def main() -> None:

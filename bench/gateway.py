@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -27,17 +26,13 @@ import psycopg
 
 from bench._stack import cpu_seconds
 from launcher.embedded.postgres import start_postgres, stop_postgres
+from launcher.private_ports import free_port
 from npcworld.db import apply_migrations
 from services.gateway.repository import KeyRepository
 
 T0 = "2023-02-13T07:00:00+00:00"
 WORLD = "bench-world"
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def _key(database_url: str) -> str:
@@ -153,7 +148,7 @@ def main() -> None:
         url = start_postgres(pgdata)
         apply_migrations(url)
         key = asyncio.run(_key(url))
-        port = _free_port()
+        port = free_port()
         env = {
             **os.environ,
             "DATABASE_URL": url,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -12,14 +11,8 @@ import psycopg
 
 from launcher.embedded.broker import start_broker, stop_broker
 from launcher.embedded.postgres import start_postgres, stop_postgres
+from launcher.private_ports import free_port
 from npcworld.db import apply_migrations
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def with_database(url: str, name: str) -> str:

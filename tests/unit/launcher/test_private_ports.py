@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
-from launcher.private_ports import free_port, private_api_env
+import pytest
+
+from launcher import private_ports
+from launcher.private_ports import _ephemeral_range, free_port, private_api_env
 
 
 def test_memory_api_and_delivery_log_are_on_distinct_free_ports_the_clients_are_pointed_at() -> None:
@@ -21,5 +25,24 @@ def test_memory_api_and_delivery_log_are_on_distinct_free_ports_the_clients_are_
 
 def test_a_wildcard_host_is_checked_on_loopback() -> None:
     port = free_port("0.0.0.0")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", port))
+
+
+def test_ports_are_picked_outside_the_range_of_outgoing_connections_and_never_twice() -> None:
+    """A port is bound seconds after it is picked: an outgoing connection made meanwhile (a service's link to
+    the broker) takes its local port from the kernel's ephemeral range, so it can never take a picked one."""
+    low, high = _ephemeral_range()
+    ports = [free_port() for _ in range(50)]
+    assert len(set(ports)) == 50
+    assert not [p for p in ports if low <= p <= high]
+
+
+def test_when_nothing_outside_the_range_is_left_the_kernel_picks(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    everything = tmp_path / "ip_local_port_range"
+    everything.write_text("1024\t65535\n")
+    monkeypatch.setattr(private_ports, "_EPHEMERAL", everything)
+    port = free_port()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", port))
