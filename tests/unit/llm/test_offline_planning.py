@@ -52,7 +52,8 @@ def test_a_reserved_npc_spends_the_evening_at_home() -> None:
 
 
 def react(
-    activity: str, persona: str = "age 40; cheerful", remembered: tuple[str, ...] = ()
+    activity: str, persona: str = "age 40; cheerful", remembered: tuple[str, ...] = (),
+    people: tuple[Person, ...] = (Person(npc_id="ines", name="Ines Varga"),),
 ) -> ReactionOutput:
     inputs = ReactionInput(
         npc_name="Kofi Okafor",
@@ -61,7 +62,7 @@ def react(
         current_activity=activity,
         observation="Ines Varga is having lunch",
         relationship=remembered,
-        people=(Person(npc_id="ines", name="Ines Varga"),),
+        people=people,
     )
     out = OfflineCognition().answer(get_prompt("plan_reaction"), inputs)
     assert isinstance(out, ReactionOutput)
@@ -74,3 +75,27 @@ def test_out_among_people_an_npc_says_hello_to_a_stranger_but_not_at_work_or_whe
     assert not react("afternoon: work as owner of Fenwick Hardware").react
     assert not react("have lunch", persona="age 40; timid").react
     assert react("afternoon: work", remembered=("Ines Varga bought nails",)).talk_to == "ines"
+
+
+HOST = ("age 34; warm, sociable; occupation: owner of the Lantern Cafe; Kofi Okafor is planning a birthday"
+        " party at the Lantern Cafe on March 3 from 6 p.m. to 9 p.m.; Kofi wants everyone there")
+
+
+def test_a_host_invites_someone_it_has_not_invited_yet_even_at_work() -> None:
+    out = react("afternoon: work as owner of the Lantern Cafe", persona=HOST)
+    assert out.talk_to == "ines" and "party" in out.reaction
+
+
+def test_a_host_invites_the_next_person_when_it_remembers_telling_the_first() -> None:
+    told = ('Kofi Okafor said to Ines Varga: "I am planning a birthday party at the Lantern Cafe. Would you'
+            ' like to come?"',)
+    out = react("afternoon: work as owner of the Lantern Cafe", persona=HOST, remembered=told,
+                people=(Person(npc_id="ines", name="Ines Varga"), Person(npc_id="lars", name="Lars Berg")))
+    assert out.talk_to == "lars" and "party" in out.reaction
+
+
+def test_an_event_someone_else_hosts_or_without_a_time_makes_no_host() -> None:
+    for persona in ("age 34; cheerful; Maren Holt is planning a party at the mill from 6 pm",
+                    "age 34; cheerful; Kofi Okafor would like to have a party some day",
+                    "age 34; shy; Kofi Okafor is planning a party at the mill from 6 pm"):
+        assert not react("afternoon: work", persona=persona).react

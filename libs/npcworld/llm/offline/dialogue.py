@@ -20,7 +20,7 @@ from datetime import date, datetime, timedelta
 
 from npcworld.llm.offline.canon import canon_reply
 from npcworld.llm.offline.importance import default_scorer
-from npcworld.llm.offline.text import entities, words
+from npcworld.llm.offline.text import CLOCK_TIME, EVENT_KINDS, entities, words
 from npcworld.llm.prompts.dialogue import (
     CommitmentOut,
     DialogueSummaryInput,
@@ -49,7 +49,6 @@ UPCOMING_WEIGHT = 3
 # Lines one speaker says in a conversation before saying goodbye (news, answers, acceptance).
 _MAX_OWN_LINES = 3
 
-_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b", re.IGNORECASE)
 _PLACE = re.compile(r"\b(?:at|in) (?:the )?((?:[A-Z][\w']*)(?:\s+[A-Z][\w']*)*)")
 _INVITE = re.compile(
     r"would you like to (?:come|join|go)|want to (?:come|join)|will you (?:come|join)|join (?:me|us)",
@@ -86,21 +85,6 @@ _DATE = re.compile(
     re.IGNORECASE,
 )
 _PLAN = re.compile(r"(\d{2}):(\d{2}) on (\d{4})-(\d{2})-(\d{2})(?: for (\d+) min)?")
-_EVENTS = frozenset(
-    [
-        "party",
-        "dinner",
-        "lunch",
-        "breakfast",
-        "meeting",
-        "celebration",
-        "concert",
-        "game",
-        "wedding",
-        "picnic",
-        "show",
-    ]
-)
 _WARM = frozenset(["love", "glad", "great", "wonderful", "thanks", "thank", "happy", "lovely", "nice"])
 _COLD = frozenset(["hate", "stupid", "angry", "annoying", "awful", "leave", "away", "shut"])
 # Persona words of someone who keeps to themselves: such a speaker turns down a stranger's invitation.
@@ -131,7 +115,7 @@ def _first(name: str) -> str:
 def _clock(text: str) -> list[str]:
     """Clock times in ``text`` as 24-hour "HH:MM"."""
     out = []
-    for hour, minute, half in _TIME.findall(text):
+    for hour, minute, half in CLOCK_TIME.findall(text):
         h = int(hour) % 12 + (12 if half.lower() == "p" else 0)
         if h < 24 and int(minute or 0) < 60:
             out.append(f"{h:02d}:{int(minute or 0):02d}")
@@ -168,7 +152,7 @@ def _day(text: str, now: datetime | None) -> date | None:
 def _place(text: str, exclude: tuple[str, ...]) -> str | None:
     for match in _PLACE.finditer(text):
         name = match.group(1).removesuffix("'s")
-        if name not in exclude and not _TIME.fullmatch(name) and name.lower() not in _MONTHS:
+        if name not in exclude and not CLOCK_TIME.fullmatch(name) and name.lower() not in _MONTHS:
             return name
     return None
 
@@ -377,7 +361,7 @@ def _answer_invitation(i: DialogueTurnInput, heard: str, other: str) -> Dialogue
         return DialogueTurnOutput(
             utterance=f"That's kind of you, {first}, but I'd rather not.", warmth=_warmth(i.sentiment, heard)
         )
-    kind = next((w for w in words(heard) if w in _EVENTS), None)
+    kind = next((w for w in words(heard) if w in EVENT_KINDS), None)
     goal = f"go to {_first(host)}'s {kind}" if kind else f"meet {other}"
     when = f" at {times[0]}" if times else ""
     on = f" on {day:%B} {day.day}" if day else ""

@@ -1,16 +1,17 @@
 """Offline planning: a day outline shaped by the persona's occupation, places and goals; hour chunks and
-5-15 minute actions named after their block; react to emergencies, to people the NPC knows and, out among
-people, to strangers."""
+5-15 minute actions named after their block; react to emergencies, to people the NPC knows, to anyone the
+NPC has yet to invite to an event it hosts and, out among people, to strangers."""
 
 from __future__ import annotations
 
 import re
 import zlib
 
-from npcworld.llm.offline.text import words
+from npcworld.llm.offline.text import CLOCK_TIME, EVENT_KINDS, words
 from npcworld.llm.prompts.planning import (
     ActionProposal,
     BlockProposal,
+    Person,
     PlanActionsInput,
     PlanActionsOutput,
     PlanDayInput,
@@ -193,16 +194,44 @@ def answer_actions(inputs: PlanActionsInput) -> PlanActionsOutput:
     return PlanActionsOutput(actions=tuple(actions))
 
 
+def _hosted(inputs: ReactionInput) -> str | None:
+    """The kind of event the NPC hosts ("party"), if its persona says so: a clause with the NPC as its
+    subject that names a kind of gathering and a clock time ("Marta is planning a party ... from 5 pm")."""
+    name = words(inputs.npc_name)
+    for clause in re.split(r";|\.\s+(?=[A-Z])", inputs.persona):
+        tokens = words(clause)
+        kinds = [t for t in tokens if t in EVENT_KINDS]
+        if kinds and tokens[: len(name)] in (name, name[:1]) and CLOCK_TIME.search(clause):
+            return kinds[0]
+    return None
+
+
+def _invited(person: Person, kind: str | None, relationship: tuple[str, ...]) -> bool:
+    """Whether a remembered relationship memory has the NPC and ``person`` on the event already (an
+    invitation told, or news of it heard from them)."""
+    first = words(person.name)[:1]
+    return bool(first) and any(kind in tokens and first[0] in tokens for tokens in map(words, relationship))
+
+
 def answer_reaction(inputs: ReactionInput) -> ReactionOutput:
     """Answer ``plan_reaction``: react to an emergency; talk to a listed person whom a remembered relationship
-    memory names (when not already talking), or, out among people, say hello to a stranger unless the NPC
-    is reserved; otherwise carry on."""
+    memory names (when not already talking); a host who is not reserved invites a listed person it has not
+    invited yet, at work too (the paper's host spends the day inviting); out among people, someone who is
+    not reserved says hello to a stranger; otherwise carry on."""
     seen = inputs.observation
     if _URGENT & set(words(seen)):
         return ReactionOutput(react=True, reaction=f"deal with it: {seen}"[:500], duration_minutes=15,
                               emoji="🚨", reason="it looks like an emergency")
     doing = set(words(inputs.current_activity))
     talking = {"talk", "talking", "chat", "chatting", "conversation"} & doing
+    sociable = not set(words(inputs.persona)) & _RESERVED
+    kind = _hosted(inputs) if sociable and not talking else None
+    guests = [p for p in inputs.people if not _invited(p, kind, inputs.relationship)] if kind else []
+    if kind and guests:
+        guest = guests[0]
+        return ReactionOutput(react=True, reaction=f"invite {guest.name} to my {kind}"[:500],
+                              duration_minutes=10, emoji="💌", talk_to=guest.npc_id,
+                              reason=f"{inputs.npc_name} wants {guest.name} at the {kind}")
     known = [p for p in inputs.people
              if any(set(words(p.name)) & set(words(memory)) for memory in inputs.relationship)]
     if known and not talking:
@@ -210,9 +239,9 @@ def answer_reaction(inputs: ReactionInput) -> ReactionOutput:
         return ReactionOutput(react=True, reaction=f"talk with {person.name} about what they are doing"[:500],
                               duration_minutes=10, emoji="💬", talk_to=person.npc_id,
                               reason=f"{inputs.npc_name} knows {person.name}")
+    sociable = not set(words(inputs.persona)) & _RESERVED
     # Out among people (a meal out, an evening out, a party) someone who is not reserved says hello to a
     # stranger; the next time they meet, they are acquaintances.
-    sociable = not set(words(inputs.persona)) & _RESERVED
     if inputs.people and not talking and sociable and doing & _SOCIAL_TIME:
         person = inputs.people[0]
         return ReactionOutput(react=True, reaction=f"say hello to {person.name}"[:500], duration_minutes=10,

@@ -5,7 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["content_terms", "entities", "matches", "words"]
+__all__ = ["CLOCK_TIME", "EVENT_KINDS", "content_terms", "entities", "matches", "words"]
+
+# A clock time as people write it ("5 pm", "7:30 a.m.").
+CLOCK_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b", re.IGNORECASE)
+# Kinds of gathering people are invited to.
+EVENT_KINDS = frozenset(["party", "dinner", "lunch", "breakfast", "meeting", "celebration", "concert", "game",
+                         "wedding", "picnic", "show"])
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _CAPITALISED_RUN = re.compile(r"[A-Z][a-zA-Z]+(?:'s)?(?:\s+[A-Z][a-zA-Z]+(?:'s)?)*")
