@@ -86,6 +86,12 @@ def test_a_host_invites_someone_it_has_not_invited_yet_even_at_work() -> None:
     assert out.talk_to == "ines" and "party" in out.reaction
 
 
+def test_a_host_named_by_first_name_invites_but_not_while_inviting_someone_else() -> None:
+    persona = "age 34; sociable; Kofi is planning a dinner at the Harbour Inn on June 2 at 7 pm"
+    assert react("morning: work", persona=persona).talk_to == "ines"
+    assert not react("invite Lars Berg to my dinner", persona=persona).react
+
+
 def test_a_host_invites_the_next_person_when_it_remembers_telling_the_first() -> None:
     told = ('Kofi Okafor said to Ines Varga: "I am planning a birthday party at the Lantern Cafe. Would you'
             ' like to come?"',)

@@ -201,7 +201,8 @@ def _hosted(inputs: ReactionInput) -> str | None:
     for clause in re.split(r";|\.\s+(?=[A-Z])", inputs.persona):
         tokens = words(clause)
         kinds = [t for t in tokens if t in EVENT_KINDS]
-        if kinds and tokens[: len(name)] in (name, name[:1]) and CLOCK_TIME.search(clause):
+        subject = tokens[: len(name)] == name or tokens[:1] == name[:1]
+        if kinds and subject and CLOCK_TIME.search(clause):
             return kinds[0]
     return None
 
@@ -223,7 +224,8 @@ def answer_reaction(inputs: ReactionInput) -> ReactionOutput:
         return ReactionOutput(react=True, reaction=f"deal with it: {seen}"[:500], duration_minutes=15,
                               emoji="🚨", reason="it looks like an emergency")
     doing = set(words(inputs.current_activity))
-    talking = {"talk", "talking", "chat", "chatting", "conversation"} & doing
+    # in a conversation already (one it was asked into, or one it started: a talk, an invitation, a hello)
+    talking = {"talk", "talking", "chat", "chatting", "conversation", "invite", "hello"} & doing
     sociable = not set(words(inputs.persona)) & _RESERVED
     kind = _hosted(inputs) if sociable and not talking else None
     guests = [p for p in inputs.people if not _invited(p, kind, inputs.relationship)] if kind else []
