@@ -228,3 +228,20 @@ def test_a_players_claim_is_passed_on_as_that_players_word() -> None:
         'A traveller (p-liar) told me: "The bakery was founded in 1990." I know otherwise: The bakery was'
         " founded in 1890",
     ]
+
+
+def test_a_host_tells_its_own_event_before_a_guests_answer_and_never_passes_the_answer_on() -> None:
+    answer = ('Sam Moore said to Maria Lopez: "I\'d love to! I\'ll be there at Hobbs Cafe at 17:00 on'
+              ' February 14."')
+    party = PARTY.replace("Isabella Rodriguez", "Maria Lopez")
+    line = turn("Maria Lopez", "Ayesha Khan", memories=rated((answer, 6), (party, 6)), now=EARLIER).utterance
+    assert "I am planning a Valentine's Day party" in line and "I'll be there" not in line
+    alone = turn("Maria Lopez", "Ayesha Khan", memories=rated((answer, 6)), now=EARLIER).utterance
+    assert "I'll be there" not in alone and "Sam" not in alone
+
+
+def test_heard_news_of_equal_weight_comes_after_the_speakers_own() -> None:
+    heard = 'Tom Reed said to Maria Lopez: "The mill is closing down for good next spring."'
+    memories = rated((heard, 6), ("Maria Lopez is opening a bakery on the square", 6))
+    line = turn("Maria Lopez", "Ayesha Khan", memories=memories).utterance
+    assert "I am opening a bakery" in line and "mill" not in line

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from npcworld.llm import OfflineCognition, OfflineLLM
@@ -100,6 +102,22 @@ def test_questions_are_about_the_subjects_that_recur() -> None:
     assert "Maria Lopez" in answer.questions[0]
     assert all(NPC in q for q in answer.questions)
     assert not any("Sam Moore" in q for q in answer.questions)  # mentioned once: not recurring
+
+
+def test_greetings_and_task_steps_are_never_a_subject_however_often_they_recur() -> None:
+    chatter = tuple(MemoryItem(id=f"m{k}", importance=2, description=text) for k, text in enumerate([
+        'Ann Baker said to Klaus Mueller: "Hi Klaus! Good talking to you. Goodbye!"',
+        'Tom Reed said to Klaus Mueller: "Thanks for telling me! Goodbye!"',
+        "Tom Reed is begin: morning: work as baker: getting started",
+        "Ann Baker is finish: morning: work as baker: getting started",
+        'Ann Baker said to Klaus Mueller: "Hello Klaus. Goodbye!"',
+    ]))
+    answer = OfflineCognition().answer(get_prompt("reflection_questions"),
+                                       ReflectionQuestionsInput(npc_name=NPC, memories=chatter))
+    assert isinstance(answer, ReflectionQuestionsOutput)
+    asked = " ".join(answer.questions).lower()
+    assert "ann baker" in asked
+    assert not {"goodbye", "hello", "thanks", "begin", "started"} & set(re.findall(r"[a-z]+", asked))
 
 
 def test_questions_fall_back_to_general_ones_when_little_recurs() -> None:

@@ -73,3 +73,14 @@ def test_anchors_are_embedded_once_and_a_repeated_text_is_not_embedded_again() -
     again = scorer.scores([DRAMATIC[0], EVERYDAY[0]])
     assert first[0] == first[1] and again[0] == first[2]
     assert calls == [2, len(IMPORTANCE_ANCHORS), 1]
+
+
+def test_a_line_is_rated_by_what_it_tells_and_pleasantries_alone_rate_as_everyday() -> None:
+    scorer = default_scorer()
+    news = 'Odile said to Bertram: "A fire broke out at the mill and two workers are hurt."'
+    padded = ('Odile said to Bertram: "Hi Bertram! Thanks for telling me! That reminds me: A fire broke out'
+              ' at the mill and two workers are hurt. Good talking to you. Goodbye!"')
+    small_talk = ('Odile said to Bertram: "Hello Bertram, I\'m Odile. Nice to meet you. See you then.'
+                  ' Goodbye!"')
+    assert scorer.scores([news, padded, small_talk]) == [scorer.scores([news])[0]] * 2 + [1]
+    assert scorer.scores([news])[0] >= 7

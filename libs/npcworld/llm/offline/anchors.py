@@ -4,9 +4,9 @@ Offline importance places a memory on the scale by its nearest anchors in senten
 (``importance.py``), so the bank is a set of worked examples across the whole range rather than a list of
 keywords: everyday routines at the bottom, social life in the middle, life events and emergencies at the
 top; long-standing facts of a life (being married, where one studies) are everyday, the events that change
-them are not. The scale's ends are the Generative Agents paper's (brushing teeth 1, a break-up 10). The
-examples name nobody (pronouns only, so no name pulls a memory toward them) and no place of any particular
-town.
+them are not; routine steps of a day's work and talk in passing are everyday. The scale's ends are the
+Generative Agents paper's (brushing teeth 1, a break-up 10). The examples name nobody (pronouns only, so no
+name pulls a memory toward them) and no place of any particular town.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ _BANK: dict[int, tuple[str, ...]] = {
         "he is tying his shoelaces",
         "she brushed her hair",
         "he woke up and yawned",
+        "he is having lunch: getting started",
+        "she is at work: in the thick of it",
+        "he is finishing the morning's work: nearly done",
     ),
     2: (
         "she is eating breakfast at home",
@@ -47,6 +50,8 @@ _BANK: dict[int, tuple[str, ...]] = {
         "he swept the floor",
         "she mended a shirt",
         "he took out the rubbish",
+        "he is talking with her about what they are doing",
+        "she is saying hello to him",
     ),
     3: (
         "he is buying bread at the shop",

@@ -54,6 +54,7 @@ _INVITE = re.compile(
     r"would you like to (?:come|join|go)|want to (?:come|join)|will you (?:come|join)|join (?:me|us)",
     re.IGNORECASE,
 )
+_ANSWER = re.compile(r"^(?:i'd love to|sorry|that's kind of you)", re.IGNORECASE)
 _FAREWELL = re.compile(r"\b(?:goodbye|bye|see you)\b", re.IGNORECASE)
 _QUOTED = re.compile(r'^(?P<who>[^":]{1,200}?) said to (?P<to>[^":]{1,200}?): "(?P<text>.*)"\s*$', re.DOTALL)
 _NAME = r"[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3}"
@@ -238,6 +239,8 @@ def _news_of(m: MemoryItem, importance: int, speaker: str, listener: str) -> New
     who = quoted.group("who").strip()
     if _is(listener, who) or who.lower().startswith("a player"):
         return None  # the listener told it (or a player did: not something to pass on)
+    if _ANSWER.match(_FILLER.sub("", quoted.group("text").strip())):
+        return None  # an answer to an invitation: the inviter's news, not the one who answered
     origin, core = _core(quoted.group("text"))
     origin = origin or who
     if len(words(core)) < 4 or _is(listener, origin) or _is(speaker, origin) or _names_one_of(core, listener):
@@ -261,10 +264,11 @@ def _told_before(news: News, memories: tuple[MemoryItem, ...], listener: str) ->
 
 def news_for(i: DialogueTurnInput) -> list[News]:
     """The speaker's news the listener lacks, most important first (an event still to come counts
-    UPCOMING_WEIGHT more: it will not keep); ties in the order retrieval gave."""
+    UPCOMING_WEIGHT more: it will not keep); at equal weight the speaker's own before what it heard, then in
+    the order retrieval gave."""
     said = " ".join(line.text for line in i.transcript)
     now = _now(i.now)
-    found: list[tuple[int, int, News]] = []
+    found: list[tuple[int, bool, int, News]] = []
     seen: list[str] = []
     unrated = [m.description for m in i.memories if m.importance is None]
     rated = dict(zip(unrated, default_scorer().scores(unrated), strict=True)) if unrated else {}
@@ -275,8 +279,9 @@ def news_for(i: DialogueTurnInput) -> list[News]:
         if any(_said(news.text, other) for other in seen):
             continue
         seen.append(news.text)
-        found.append((-news.importance - (UPCOMING_WEIGHT if _upcoming(news, now) else 0), k, news))
-    return [n for _, _, n in sorted(found, key=lambda x: (x[0], x[1]))]
+        weight = news.importance + (UPCOMING_WEIGHT if _upcoming(news, now) else 0)
+        found.append((-weight, news.origin is not None, k, news))
+    return [n for *_, n in sorted(found, key=lambda x: x[:3])]
 
 
 def _upcoming(news: News, now: datetime | None) -> bool:
@@ -417,7 +422,7 @@ def answer_turn(i: DialogueTurnInput) -> DialogueTurnOutput:
     thanks = "Thanks for telling me! " if _shared_news(heard) else ""
     mine = sum(1 for line in i.transcript if line.speaker == i.speaker)
     news = news_for(i)
-    answered = re.match(r"^(?:i'd love to|sorry|that's kind of you)", heard, re.IGNORECASE)
+    answered = _ANSWER.match(heard)
     if last_turn or _FAREWELL.search(heard) or not news or answered or mine >= _MAX_OWN_LINES:
         bye = "See you then" if heard.startswith("I'd love to") else "Good talking to you"
         return DialogueTurnOutput(

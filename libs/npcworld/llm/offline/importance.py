@@ -5,11 +5,13 @@ A memory is embedded with the local sentence model (MiniLM, no network) and comp
 (weights ``exp((sim - best) / temperature)``, so the closest examples count most), rounded to an integer.
 Similarities are rounded to 4 decimals first, so the score cannot hinge on the last bits of a float.
 The anchors are embedded once per process and scores are cached by text; the same text always gets the same
-score.
+score. A remembered line (``X said to Y: "…"``) is rated by what it tells: its greetings, thanks and farewells
+are left out, and a line of nothing else (pleasantries said in passing) is rated 1, like brushing one's teeth.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -18,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npcworld.llm.offline.anchors import IMPORTANCE_ANCHORS
+from npcworld.llm.offline.text import told
 from npcworld.llm.prompts import (
     ImportanceBatchInput,
     ImportanceBatchOutput,
@@ -25,7 +28,9 @@ from npcworld.llm.prompts import (
     ImportanceOutput,
 )
 
-__all__ = ["AnchorScorer", "default_scorer", "rate_importance", "rate_importance_batch", "score_memory"]
+__all__ = [
+    "AnchorScorer", "default_scorer", "gist", "rate_importance", "rate_importance_batch", "score_memory",
+]
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
@@ -36,6 +41,20 @@ TEMPERATURE = 0.04
 PRIOR_SIMILARITY = 0.25
 PRIOR_LEVEL = 3
 _CACHE_SIZE = 50_000
+_LINE = re.compile(r'^(?P<who>[^":]{1,200}? said to [^":]{1,200}?): "(?P<text>.*)"\s*$', re.DOTALL)
+
+
+PLEASANTRY_LEVEL = 1
+
+
+def gist(text: str) -> str:
+    """What is rated of a memory: a remembered line without its pleasantries ("" when that was all of it),
+    anything else as it is."""
+    line = _LINE.match(text)
+    if line is None:
+        return text
+    said = told(line["text"])
+    return f'{line["who"]}: "{said}"' if said else ""
 
 
 class AnchorScorer:
@@ -80,8 +99,10 @@ class AnchorScorer:
     def scores(self, texts: Sequence[str]) -> list[int]:
         """One score per text, in order; texts not scored before are embedded in one batch. Safe to call
         from several threads at once."""
+        texts = [gist(t) for t in texts]
         with self._cache_lock:
             known = {t: self._cache[t] for t in texts if t in self._cache}
+        known[""] = PLEASANTRY_LEVEL
         missing = list(dict.fromkeys(t for t in texts if t not in known))
         if missing:
             vectors = np.asarray(self._embed(missing), dtype=np.float64)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["CLOCK_TIME", "EVENT_KINDS", "content_terms", "entities", "matches", "words"]
+__all__ = ["CLOCK_TIME", "EVENT_KINDS", "content_terms", "entities", "matches", "told", "words"]
 
 # A clock time as people write it ("5 pm", "7:30 a.m.").
 CLOCK_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b", re.IGNORECASE)
@@ -32,11 +32,29 @@ another others every just like likes liked need needs needed talking chatting wa
 standing waiting using
 """
 _STOP = frozenset(_STOP_WORDS.split())
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+# Words that lead into what a line tells without telling anything themselves.
+_LEAD = re.compile(r"^(?:that reminds me:|did you hear\?|well,|oh,)\s*", re.IGNORECASE)
+# Sentences said for the company, not the content: greetings, thanks, farewells, how-are-yous.
+_PLEASANTRY = re.compile(
+    r"^(?:hi|hello|hey|good (?:morning|afternoon|evening)|thanks|thank you|goodbye|bye|see you|good talking"
+    r"|nice to (?:meet|see) you|how are you|i'm \w+[.!]?$|really\b)", re.IGNORECASE)
 
 
 def words(text: str) -> list[str]:
     """Lower-case words of ``text`` (apostrophes inside words kept, possessive 's dropped)."""
     return [w.removesuffix("'s") for w in _WORD.findall(text.lower().replace("\u2019", "'"))]
+
+
+def told(line: str) -> str:
+    """What a spoken line tells: its sentences without greetings, thanks, farewells and lead-ins ("That
+    reminds me:"); empty when it was all pleasantries."""
+    kept = []
+    for sentence in _SENTENCE.findall(line):
+        sentence = _LEAD.sub("", sentence.strip()).strip()
+        if sentence and not _PLEASANTRY.match(sentence):
+            kept.append(sentence)
+    return " ".join(kept)
 
 
 def matches(pattern: tuple[str, ...], tokens: list[str]) -> bool:

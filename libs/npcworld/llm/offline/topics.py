@@ -10,6 +10,14 @@ from npcworld.llm.offline.text import content_terms, entities
 __all__ = ["Term", "recurring_terms"]
 
 _DEFAULT_WEIGHT = 3
+# Words of form, not of content: greetings and farewells of conversation lines, and the step names of a
+# decomposed task ("have lunch: getting started", "begin: …", "finish: …", "(hour 2)"). They recur in every
+# day and say nothing about it, so they are never a subject of reflection.
+_FORM = frozenset([
+    "goodbye", "hello", "thanks", "thank", "bye", "nice", "good", "sorry", "did", "would", "well", "really",
+    "see", "hi", "hey", "begin", "finish", "started", "start", "progress", "thick", "nearly", "wrapp",
+    "wrapping", "hour",
+])
 
 
 @dataclass(frozen=True)
@@ -32,7 +40,7 @@ def recurring_terms(
     """Subjects ranked by how much they recur: terms named in ``focus`` first, then by the summed
     weight (importance) of the memories mentioning them, then names before words, then alphabetically.
 
-    ``exclude`` (e.g. the NPC's own name) is never a subject.
+    ``exclude`` (e.g. the NPC's own name) is never a subject, nor are words of form (greetings, task steps).
     """
     found: dict[str, tuple[str, bool, list[int]]] = {}
     for i, text in enumerate(texts):
@@ -48,7 +56,7 @@ def recurring_terms(
     focus_keys = {k.lower() for k in focus}
     terms = [
         Term(key, label, is_entity, tuple(m), sum(weights[j] or _DEFAULT_WEIGHT for j in m))
-        for key, (label, is_entity, m) in found.items()
+        for key, (label, is_entity, m) in found.items() if key not in _FORM
     ]
     terms.sort(key=lambda t: (t.key not in focus_keys, -t.weight, not t.is_entity, t.key))
     return terms
