@@ -293,6 +293,5 @@ def main() -> None:
             stop_postgres(pgdata)
 
 
-
 if __name__ == "__main__":
     main()

@@ -129,7 +129,6 @@ def _demo(home: Path, wait: float) -> tuple[subprocess.Popen[str], str, str]:
     return proc, f"http://127.0.0.1:{port}", (home / "demo-api-key").read_text().strip()
 
 
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs/console"))

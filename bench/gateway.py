@@ -34,7 +34,6 @@ T0 = "2023-02-13T07:00:00+00:00"
 WORLD = "bench-world"
 
 
-
 async def _key(database_url: str) -> str:
     async with await psycopg.AsyncConnection.connect(database_url) as conn, conn.transaction():
         keys = KeyRepository(conn)
