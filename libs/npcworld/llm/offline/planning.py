@@ -215,10 +215,10 @@ def _invited(person: Person, kind: str | None, relationship: tuple[str, ...]) ->
 
 
 def answer_reaction(inputs: ReactionInput) -> ReactionOutput:
-    """Answer ``plan_reaction``: react to an emergency; talk to a listed person whom a remembered relationship
-    memory names (when not already talking); a host who is not reserved invites a listed person it has not
-    invited yet, at work too (the paper's host spends the day inviting); out among people, someone who is
-    not reserved says hello to a stranger; otherwise carry on."""
+    """Answer ``plan_reaction``: react to an emergency; unless already talking, a host who is not reserved
+    invites a listed person it has not invited yet, at work too (the paper's host spends the day inviting),
+    anyone talks to a listed person whom a remembered relationship memory names, and out among people
+    someone who is not reserved says hello to a stranger; otherwise carry on."""
     seen = inputs.observation
     if _URGENT & set(words(seen)):
         return ReactionOutput(react=True, reaction=f"deal with it: {seen}"[:500], duration_minutes=15,
@@ -241,7 +241,6 @@ def answer_reaction(inputs: ReactionInput) -> ReactionOutput:
         return ReactionOutput(react=True, reaction=f"talk with {person.name} about what they are doing"[:500],
                               duration_minutes=10, emoji="💬", talk_to=person.npc_id,
                               reason=f"{inputs.npc_name} knows {person.name}")
-    sociable = not set(words(inputs.persona)) & _RESERVED
     # Out among people (a meal out, an evening out, a party) someone who is not reserved says hello to a
     # stranger; the next time they meet, they are acquaintances.
     if inputs.people and not talking and sociable and doing & _SOCIAL_TIME:
