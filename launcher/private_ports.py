@@ -21,6 +21,8 @@ from pathlib import Path
 __all__ = ["free_port", "private_api_env"]
 
 _LOWEST = 10_000  # below: well-known and commonly configured ports
+# Ports above _LOWEST that browsers and fetch() refuse to connect to (the Fetch standard's "bad ports").
+_REFUSED_BY_FETCH = frozenset({10080})
 _EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
 _LINUX_DEFAULT_EPHEMERAL = (32_768, 60_999)
 _TRIES = 200
@@ -37,7 +39,7 @@ def free_port(host: str = "127.0.0.1") -> int:
     for _ in range(_TRIES if spans else 0):
         a, b = _pick.choice(spans)
         port = _pick.randint(a, b)
-        if port not in _handed_out and _bindable(port):
+        if port not in _handed_out and port not in _REFUSED_BY_FETCH and _bindable(port):
             _handed_out.add(port)
             return port
     with socket.socket() as sock:  # every port outside the range is taken: the kernel's pick
