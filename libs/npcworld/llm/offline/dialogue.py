@@ -20,7 +20,7 @@ from datetime import date, datetime, timedelta
 
 from npcworld.llm.offline.canon import canon_reply
 from npcworld.llm.offline.importance import default_scorer
-from npcworld.llm.offline.text import CLOCK_TIME, EVENT_KINDS, entities, words
+from npcworld.llm.offline.text import CLOCK_TIME, EVENT_KINDS, SPOKEN_LINE, entities, words
 from npcworld.llm.prompts.dialogue import (
     CommitmentOut,
     DialogueSummaryInput,
@@ -56,7 +56,6 @@ _INVITE = re.compile(
 )
 _ANSWER = re.compile(r"^(?:i'd love to|sorry|that's kind of you)", re.IGNORECASE)
 _FAREWELL = re.compile(r"\b(?:goodbye|bye|see you)\b", re.IGNORECASE)
-_QUOTED = re.compile(r'^(?P<who>[^":]{1,200}?) said to (?P<to>[^":]{1,200}?): "(?P<text>.*)"\s*$', re.DOTALL)
 _NAME = r"[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3}"
 # A player's line as the memory service stores it (plain, or as a claim against canon, maybe counted).
 _PLAYER_LINE = re.compile(
@@ -228,7 +227,7 @@ def _news_of(m: MemoryItem, importance: int, speaker: str, listener: str) -> New
     text = m.description.strip()
     if importance < NEWS_MIN or _NOT_NEWS.search(text):
         return None
-    quoted = _QUOTED.match(text)
+    quoted = SPOKEN_LINE.match(text)
     if quoted is None:
         if _names_one_of(text, listener):
             return None  # about the listener: they know
@@ -252,7 +251,7 @@ def _told_before(news: News, memories: tuple[MemoryItem, ...], listener: str) ->
     """Whether the speaker remembers telling the listener this, or hearing it from them."""
     for m in memories:
         text = m.description
-        quoted = _QUOTED.match(text)
+        quoted = SPOKEN_LINE.match(text)
         with_listener = text.lower().startswith("conversation with") and any(
             n in text.lower() for n in _names(listener)
         )

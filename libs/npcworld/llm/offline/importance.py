@@ -11,7 +11,6 @@ are left out, and a line of nothing else (pleasantries said in passing) is rated
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -20,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npcworld.llm.offline.anchors import IMPORTANCE_ANCHORS
-from npcworld.llm.offline.text import told
+from npcworld.llm.offline.text import SPOKEN_LINE, told
 from npcworld.llm.prompts import (
     ImportanceBatchInput,
     ImportanceBatchOutput,
@@ -41,7 +40,6 @@ TEMPERATURE = 0.04
 PRIOR_SIMILARITY = 0.25
 PRIOR_LEVEL = 3
 _CACHE_SIZE = 50_000
-_LINE = re.compile(r'^(?P<who>[^":]{1,200}? said to [^":]{1,200}?): "(?P<text>.*)"\s*$', re.DOTALL)
 
 
 PLEASANTRY_LEVEL = 1
@@ -50,11 +48,11 @@ PLEASANTRY_LEVEL = 1
 def gist(text: str) -> str:
     """What is rated of a memory: a remembered line without its pleasantries ("" when that was all of it),
     anything else as it is."""
-    line = _LINE.match(text)
+    line = SPOKEN_LINE.match(text)
     if line is None:
         return text
     said = told(line["text"])
-    return f'{line["who"]}: "{said}"' if said else ""
+    return f'{line["who"]} said to {line["to"]}: "{said}"' if said else ""
 
 
 class AnchorScorer:

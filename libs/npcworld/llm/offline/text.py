@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["CLOCK_TIME", "EVENT_KINDS", "content_terms", "entities", "matches", "told", "words"]
+__all__ = [
+    "CLOCK_TIME", "EVENT_KINDS", "SPOKEN_LINE", "content_terms", "entities", "matches", "told", "words",
+]
 
 # A clock time as people write it ("5 pm", "7:30 a.m.").
 CLOCK_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b", re.IGNORECASE)
@@ -32,6 +34,9 @@ another others every just like likes liked need needs needed talking chatting wa
 standing waiting using
 """
 _STOP = frozenset(_STOP_WORDS.split())
+# A remembered line as the memory service stores it: 'Ana said to Ben: "…"'.
+SPOKEN_LINE = re.compile(
+    r'^(?P<who>[^":]{1,200}?) said to (?P<to>[^":]{1,200}?): "(?P<text>.*)"\s*$', re.DOTALL)
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 # Words that lead into what a line tells without telling anything themselves.
 _LEAD = re.compile(r"^(?:that reminds me:|did you hear\?|well,|oh,)\s*", re.IGNORECASE)
