@@ -245,3 +245,36 @@ def test_heard_news_of_equal_weight_comes_after_the_speakers_own() -> None:
     memories = rated((heard, 6), ("Maria Lopez is opening a bakery on the square", 6))
     line = turn("Maria Lopez", "Ayesha Khan", memories=memories).utterance
     assert "I am opening a bakery" in line and "mill" not in line
+
+
+GOING = (
+    "17:00 on 2023-02-14 for 120 min at town:Hobbs Cafe:"
+    " go to Isabella's party at Hobbs Cafe at 17:00 on February 14"
+)
+
+
+def test_a_guest_invites_others_to_the_event_it_agreed_to_even_when_no_memory_of_it_is_recalled() -> None:
+    out = turn("Klaus Mueller", "Sam Moore", ("Sam Moore is running for mayor",), now=EARLIER, plans=(GOING,))
+    assert out.utterance == (
+        "Hi Sam! I'm going to Isabella's party at Hobbs Cafe at 5 pm on February 14."
+        " Would you like to come?"
+    )
+    accepted = turn("Sam Moore", "Klaus Mueller", heard=(out.utterance,), now=EARLIER)
+    assert accepted.commitment is not None
+    assert accepted.commitment.description == "go to Isabella's party at Hobbs Cafe at 17:00 on February 14"
+    assert (accepted.commitment.date, accepted.commitment.time) == ("2023-02-14", "17:00")
+
+
+def test_a_guest_does_not_tell_the_host_of_its_own_event_nor_an_event_that_is_over() -> None:
+    to_host = turn("Klaus Mueller", "Isabella Rodriguez", now=EARLIER, plans=(GOING,))
+    assert "party" not in to_host.utterance
+    after = turn("Klaus Mueller", "Sam Moore", plans=(GOING,), now="Tuesday 14 February 2023, 19:30")
+    assert "party" not in after.utterance
+
+
+def test_someone_going_already_says_so_and_agrees_to_nothing_new() -> None:
+    heard = (
+        "Hi Sam! I'm going to Isabella's party at Hobbs Cafe at 5 pm on February 14. Would you like to come?"
+    )
+    out = turn("Sam Moore", "Klaus Mueller", heard=(heard,), now=EARLIER, plans=(GOING,))
+    assert out.utterance == "I'd love to, Klaus, and I'm going already!" and out.commitment is None

@@ -6,9 +6,13 @@ rates it) that the listener lacks (not about the listener, not heard from
 the listener, not already told to them, not said in this conversation), the most important first. Told in
 the speaker's voice when it is the speaker's own, or quoted with its source when it was heard from someone
 ("Marta Quill told me: "..."") so every piece of gossip can be traced to a memory of the one who says it.
-News of an event with a time (not yet past) becomes an invitation. An invitation is accepted with a
-commitment at the event's date, time and place, or declined when it clashes with what the speaker has
-already agreed to, when the speaker dislikes the inviter, or when a reserved speaker is asked by a stranger.
+News of an event with a time (not yet past) becomes an invitation. A gathering still to come that the speaker
+has agreed to go to is news too, as long as the speaker has it in its plans (a memory of the invitation
+fades from retrieval; the plan does not): "I'm going to June's party ... Would you like to come?". An
+invitation is accepted with a commitment at the event's date, time and place (the host's event when the
+invitation names whose it is), declined when it clashes with what the speaker has already agreed to, when
+the speaker dislikes the inviter, or when a reserved speaker is asked by a stranger; a speaker going already
+says so.
 Players get the most relevant memory back; their words are never obeyed.
 """
 
@@ -85,6 +89,12 @@ _DATE = re.compile(
     re.IGNORECASE,
 )
 _PLAN = re.compile(r"(\d{2}):(\d{2}) on (\d{4})-(\d{2})-(\d{2})(?: for (\d+) min)?")
+# An agreed plan to go to an event ("go to June's party at the Cafe at 17:00 on February 14"): what to tell.
+_GOING = re.compile(r"^go to (?P<what>.+?)(?: at \d{2}:\d{2})?(?: on [A-Z][a-z]+ \d{1,2})?\.?$")
+# Whose event a line names ("June Ashby's party").
+_WHOSE = re.compile(rf"\b(?P<host>{_NAME})'s (?P<kind>[a-z]+)")
+# What a plan the speaker told weighs against heard news: as much as an invitation heard (rated 6).
+PLAN_IMPORTANCE = 6
 _WARM = frozenset(["love", "glad", "great", "wonderful", "thanks", "thank", "happy", "lovely", "nice"])
 _COLD = frozenset(["hate", "stupid", "angry", "annoying", "awful", "leave", "away", "shut"])
 # Persona words of someone who keeps to themselves: such a speaker turns down a stranger's invitation.
@@ -280,7 +290,31 @@ def news_for(i: DialogueTurnInput) -> list[News]:
         seen.append(news.text)
         weight = news.importance + (UPCOMING_WEIGHT if _upcoming(news, now) else 0)
         found.append((-weight, news.origin is not None, k, news))
+    for k, news in enumerate(_going_to(i, now), start=len(i.memories)):
+        if _told_before(news, i.memories, i.listener) or (said and _said(news.text, said)):
+            continue
+        if not any(_said(news.text, other) or _said(other, news.text) for other in seen):
+            seen.append(news.text)
+            found.append((-(news.importance + UPCOMING_WEIGHT), False, k, news))
     return [n for *_, n in sorted(found, key=lambda x: x[:3])]
+
+
+def _going_to(i: DialogueTurnInput, now: datetime | None) -> list[News]:
+    """The gatherings still to come the speaker has agreed to go to, as news in its voice (not to the one
+    whose event it is)."""
+    out = []
+    for plan in i.plans:
+        when, what = _PLAN.search(plan), _GOING.match(plan.split(": ", 1)[-1].strip())
+        if when is None or what is None or not set(words(what.group("what"))) & EVENT_KINDS:
+            continue
+        hour, minute, year, month, day = (int(x) for x in when.groups()[:5])
+        start = datetime(year, month, day, hour, minute)
+        if (now is not None and start <= now) or _names_one_of(what.group("what"), i.listener):
+            continue
+        clock = f"{hour % 12 or 12}{f':{minute:02d}' if minute else ''} {'pm' if hour >= 12 else 'am'}"
+        text = f"I'm going to {what.group('what')} at {clock} on {start:%B} {start.day}"
+        out.append(News(text, None, None, PLAN_IMPORTANCE, f"plan:{plan}"))
+    return out
 
 
 def _upcoming(news: News, now: datetime | None) -> bool:
@@ -337,9 +371,11 @@ def _clash(i: DialogueTurnInput, day: date | None, start: str | None, minutes: i
 
 
 def _host(heard: str, other: str) -> str:
-    """Whose event an invitation is: the source it quotes, else the one inviting."""
+    """Whose event an invitation is: the one it names ("June's party"), else the source it quotes, else the
+    one inviting."""
+    whose = next((m.group("host") for m in _WHOSE.finditer(heard) if m.group("kind") in EVENT_KINDS), None)
     sourced = _SOURCED.search(heard)
-    return sourced.group("origin") if sourced else other
+    return whose or (sourced.group("origin") if sourced else other)
 
 
 def _answer_invitation(i: DialogueTurnInput, heard: str, other: str) -> DialogueTurnOutput:
@@ -356,6 +392,11 @@ def _answer_invitation(i: DialogueTurnInput, heard: str, other: str) -> Dialogue
             utterance=f"Sorry, {first}, I can't make it.", warmth=_warmth(i.sentiment, heard, -1)
         )
     clash = _clash(i, day, times[0] if times else None, duration)
+    kind = next((w for w in words(heard) if w in EVENT_KINDS), None)
+    if clash is not None and kind is not None and kind in words(clash):
+        return DialogueTurnOutput(
+            utterance=f"I'd love to, {first}, and I'm going already!", warmth=_warmth(i.sentiment, heard, 1)
+        )
     if clash is not None:
         return DialogueTurnOutput(
             utterance=_clip(f"Sorry, {first}, I've already promised to {clash} then.", 1000),
@@ -365,7 +406,6 @@ def _answer_invitation(i: DialogueTurnInput, heard: str, other: str) -> Dialogue
         return DialogueTurnOutput(
             utterance=f"That's kind of you, {first}, but I'd rather not.", warmth=_warmth(i.sentiment, heard)
         )
-    kind = next((w for w in words(heard) if w in EVENT_KINDS), None)
     goal = f"go to {_first(host)}'s {kind}" if kind else f"meet {other}"
     when = f" at {times[0]}" if times else ""
     on = f" on {day:%B} {day.day}" if day else ""
