@@ -140,16 +140,20 @@ function cutInsideSecondEvent(body: ReadableStream<Uint8Array>): ReadableStream<
   const reader = body.getReader();
   let seen = "";
   return new ReadableStream({
+    // One pull reads until it can cut: a pull that returns without enqueuing is not called again (the
+    // events may come in one chunk or in several, as the server happens to write them).
     async pull(controller) {
-      const { value, done } = await reader.read();
-      if (done) return controller.close();
-      seen += new TextDecoder().decode(value);
-      const first = seen.indexOf("\n\n", seen.indexOf("id:"));
-      const second = seen.indexOf("id:") === -1 || first === -1 ? -1 : seen.indexOf("\n\n", first + 2);
-      if (second === -1) return;
-      controller.enqueue(new TextEncoder().encode(seen.slice(0, second)));
-      await reader.cancel();
-      controller.error(new Error("connection lost"));
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return controller.close();
+        seen += new TextDecoder().decode(value);
+        const first = seen.indexOf("\n\n", seen.indexOf("id:"));
+        const second = seen.indexOf("id:") === -1 || first === -1 ? -1 : seen.indexOf("\n\n", first + 2);
+        if (second === -1) continue;
+        controller.enqueue(new TextEncoder().encode(seen.slice(0, second)));
+        await reader.cancel();
+        return controller.error(new Error("connection lost"));
+      }
     },
   });
 }
