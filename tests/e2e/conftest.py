@@ -26,72 +26,43 @@ def gateway_url(database_url: str, broker: BrokerForTests) -> Iterator[str]:  # 
 @contextlib.contextmanager
 def running_gateway(database_url: str, broker: BrokerForTests, **env_vars: str) -> Iterator[str]:  # noqa: F811
     """A gateway process (uvicorn, as deployed) on a free port, and the consumer that keeps its read models
-    (``services.gateway.consumer``); ``env_vars`` add to their environment."""
-    port = free_port()
+    (``services.gateway.consumer``), ready (its consumer loop has joined its group); ``env_vars`` add to
+    their environment. Both start at once: joining a group takes the embedded broker ~5 s, about what the
+    gateway takes to import and serve."""
+    port, health = free_port(), free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap,
            **env_vars}
-    with _projection_consumer(env):
-        yield from _serving(port, env)
-
-
-@contextlib.contextmanager
-def _projection_consumer(env: dict[str, str]) -> Iterator[None]:
-    """The gateway's projection consumer, ready (its consumer loop has joined its group)."""
-    health = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "services.gateway.consumer"],
-                            env={**env, "HEALTH_PORT": str(health)})
-    try:
-        for _ in range(600):
-            try:
-                if httpx.get(f"http://127.0.0.1:{health}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None:
-                raise RuntimeError("the gateway's projection consumer exited at start")
-            time.sleep(0.1)
-        else:
-            raise RuntimeError("the gateway's projection consumer did not become ready")
-        yield
-    finally:
-        proc.terminate()
-        proc.wait(15)
-
-
-def _serving(port: int, env: dict[str, str]) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "services.gateway.api:create_app",
-            "--factory",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
+    url = f"http://127.0.0.1:{port}"
+    consumer = subprocess.Popen([sys.executable, "-m", "services.gateway.consumer"],
+                                env={**env, "HEALTH_PORT": str(health)})
+    gateway = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "services.gateway.api:create_app", "--factory",
+         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
         env=env,
     )
-    url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
-            try:
-                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None:
-                raise RuntimeError("the gateway exited at start")
-            time.sleep(0.1)
-        else:
-            raise RuntimeError("the gateway did not become ready")
+        _ready(consumer, f"http://127.0.0.1:{health}", "the gateway's projection consumer", 60)
+        _ready(gateway, url, "the gateway", 30)
         yield url
     finally:
-        proc.terminate()
-        proc.wait(10)
+        for proc, wait in ((gateway, 10), (consumer, 15)):
+            proc.terminate()
+            proc.wait(wait)
+
+
+def _ready(proc: subprocess.Popen[bytes], url: str, what: str, timeout: float) -> None:
+    """Wait until ``url``/readyz answers 200; raise when ``proc`` exits first or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited at start")
+        time.sleep(0.1)
+    raise RuntimeError(f"{what} did not become ready")
 
 
 async def _tenant(database_url: str, name: str, scopes: tuple[str, ...]) -> str:  # noqa: F811

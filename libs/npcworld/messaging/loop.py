@@ -28,7 +28,7 @@ from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.lanes import LANES, Lane, WorldFirst, handling_lane, rank
 from npcworld.messaging.dead_letter import DeadLetterer
 from npcworld.messaging.heartbeat import Heartbeat
-from npcworld.messaging.kafka import make_consumer, make_producer
+from npcworld.messaging.kafka import make_consumer, make_producer, stop_consumer
 from npcworld.messaging.lanes import INGEST_SHARE, IngestPacer, LaneQueue, lane_of
 from npcworld.messaging.offsets import OffsetCommits
 from npcworld.messaging.ordering import in_store_order
@@ -184,7 +184,7 @@ class ConsumerLoop(Generic[D]):
                         generation)
             await self._consume(consumer, dead, stop, heartbeat.rotated)
         finally:
-            await consumer.stop()
+            await stop_consumer(consumer)
 
     async def _start_consumer(self) -> AIOKafkaConsumer:
         """A started consumer (a broker that is away raises: ``run`` backs off and tries again)."""
@@ -192,7 +192,7 @@ class ConsumerLoop(Generic[D]):
         try:
             await consumer.start()
         except BaseException:
-            await consumer.stop()
+            await stop_consumer(consumer)
             raise
         return consumer
 
