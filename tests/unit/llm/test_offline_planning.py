@@ -105,11 +105,3 @@ def test_an_event_someone_else_hosts_or_without_a_time_makes_no_host() -> None:
                     "age 34; cheerful; Kofi Okafor would like to have a party some day",
                     "age 34; shy; Kofi Okafor is planning a party at the mill from 6 pm"):
         assert not react("afternoon: work", persona=persona).react
-
-
-def test_out_among_people_a_stranger_is_greeted_before_someone_known_but_at_work_the_known_one() -> None:
-    people = (Person(npc_id="ines", name="Ines Varga"), Person(npc_id="lars", name="Lars Berg"))
-    remembered = ("Ines Varga bought nails",)
-    assert react("have lunch", remembered=remembered, people=people).talk_to == "lars"
-    assert react("afternoon: work", remembered=remembered, people=people).talk_to == "ines"
-    assert react("have lunch", persona="age 40; shy", remembered=remembered, people=people).talk_to == "ines"

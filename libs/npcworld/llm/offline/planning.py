@@ -216,9 +216,9 @@ def _invited(person: Person, kind: str | None, relationship: tuple[str, ...]) ->
 
 def answer_reaction(inputs: ReactionInput) -> ReactionOutput:
     """Answer ``plan_reaction``: react to an emergency; unless already talking, a host who is not reserved
-    invites a listed person it has not invited yet, at work too (the paper's host spends the day inviting);
-    out among people someone who is not reserved says hello to a stranger, and otherwise anyone talks to a
-    listed person whom a remembered relationship memory names; otherwise carry on."""
+    invites a listed person it has not invited yet, at work too (the paper's host spends the day inviting),
+    anyone talks to a listed person whom a remembered relationship memory names, and out among people
+    someone who is not reserved says hello to a stranger; otherwise carry on."""
     seen = inputs.observation
     if _URGENT & set(words(seen)):
         return ReactionOutput(react=True, reaction=f"deal with it: {seen}"[:500], duration_minutes=15,
@@ -236,17 +236,16 @@ def answer_reaction(inputs: ReactionInput) -> ReactionOutput:
                               reason=f"{inputs.npc_name} wants {guest.name} at the {kind}")
     known = [p for p in inputs.people
              if any(set(words(p.name)) & set(words(memory)) for memory in inputs.relationship)]
-    # Out among people (a meal out, an evening out, a party) someone who is not reserved says hello to a
-    # stranger before talking to someone it knows; the next time they meet, they are acquaintances.
-    strangers = [p for p in inputs.people if p not in known]
-    if strangers and not talking and sociable and doing & _SOCIAL_TIME:
-        person = strangers[0]
-        return ReactionOutput(react=True, reaction=f"say hello to {person.name}"[:500], duration_minutes=10,
-                              emoji="👋", talk_to=person.npc_id,
-                              reason=f"{inputs.npc_name} meets {person.name} while out")
     if known and not talking:
         person = known[0]
         return ReactionOutput(react=True, reaction=f"talk with {person.name} about what they are doing"[:500],
                               duration_minutes=10, emoji="💬", talk_to=person.npc_id,
                               reason=f"{inputs.npc_name} knows {person.name}")
+    # Out among people (a meal out, an evening out, a party) someone who is not reserved says hello to a
+    # stranger; the next time they meet, they are acquaintances.
+    if inputs.people and not talking and sociable and doing & _SOCIAL_TIME:
+        person = inputs.people[0]
+        return ReactionOutput(react=True, reaction=f"say hello to {person.name}"[:500], duration_minutes=10,
+                              emoji="👋", talk_to=person.npc_id,
+                              reason=f"{inputs.npc_name} meets {person.name} while out")
     return ReactionOutput(react=False, reason="nothing that calls for a change of plan")
