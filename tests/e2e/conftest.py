@@ -41,8 +41,8 @@ def running_gateway(database_url: str, broker: BrokerForTests, **env_vars: str) 
         env=env,
     )
     try:
-        _ready(consumer, f"http://127.0.0.1:{health}", "the gateway's projection consumer", 60)
-        _ready(gateway, url, "the gateway", 30)
+        wait_ready(consumer, f"http://127.0.0.1:{health}", "the gateway's projection consumer", 60)
+        wait_ready(gateway, url, "the gateway", 30)
         yield url
     finally:
         for proc, wait in ((gateway, 10), (consumer, 15)):
@@ -50,7 +50,7 @@ def running_gateway(database_url: str, broker: BrokerForTests, **env_vars: str) 
             proc.wait(wait)
 
 
-def _ready(proc: subprocess.Popen[bytes], url: str, what: str, timeout: float) -> None:
+def wait_ready(proc: subprocess.Popen[bytes], url: str, what: str, timeout: float) -> None:
     """Wait until ``url``/readyz answers 200; raise when ``proc`` exits first or ``timeout`` passes."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

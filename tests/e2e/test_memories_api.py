@@ -6,7 +6,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ import pytest
 from npcworld.db import open_pool
 from npcworld.embeddings import LocalMiniLMEmbedder
 from npcworld.outbox import OutboxRelay
+from tests.e2e.conftest import wait_ready
 from tests.infra import BrokerForTests, free_port
 from tests.integration.memory.support import running_memory_service
 from tests.polling import eventually
@@ -58,17 +58,7 @@ def _gateway(database_url: str, bootstrap: str, memory_api_url: str) -> Iterator
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
-            try:
-                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None:
-                raise RuntimeError("the gateway exited at start")
-            time.sleep(0.1)
-        else:
-            raise RuntimeError("the gateway did not become ready")
+        wait_ready(proc, url, "the gateway", 30)
         yield url
     finally:
         proc.terminate()
