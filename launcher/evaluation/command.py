@@ -47,15 +47,18 @@ class _Bars:
 @click.option("--ablations/--no-ablations", default=True, show_default=True,
               help="Also run the paper's three ablated worlds and rank the four with TrueSkill.")
 @click.option("--games/--no-games", default=True, show_default=True,
-              help="Also play the bandit, rock-paper-scissors and Tower of Hanoi.")
+              help="Also play the bandit, rock-paper-scissors, Tower of Hanoi and Crafter.")
 @click.option("--game-rounds", type=click.IntRange(1, 100), default=10, show_default=True,
               help="Turns of the bandit and of rock-paper-scissors.")
 @click.option("--hanoi-moves", type=click.IntRange(1, 100), default=15, show_default=True,
               help="Moves allowed in Tower of Hanoi (7 solve it).")
+@click.option("--crafter-turns", type=click.IntRange(1, 500), default=30, show_default=True,
+              help="Turns of Crafter (each one a chat).")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("eval-out"), show_default=True,
               help="Directory for eval.json and eval.md.")
 def eval_command(template: str, npcs: int, hours: float, days: float | None, seed: int, step_seconds: float,
-                 ablations: bool, games: bool, game_rounds: int, hanoi_moves: int, out: Path) -> None:
+                 ablations: bool, games: bool, game_rounds: int, hanoi_moves: int, crafter_turns: int,
+                 out: Path) -> None:
     """Interview NPCs after a seeded simulation and grade them against the event log, rank the paper's
     ablations with TrueSkill, play SmartPlay-style games; offline, or with the configured LLM endpoint."""
     from launcher.evaluation.rating import CONDITIONS
@@ -67,7 +70,7 @@ def eval_command(template: str, npcs: int, hours: float, days: float | None, see
         raise click.BadParameter(f"no template {template!r}", param_hint="--template")
     conditions = tuple(CONDITIONS) if ablations else ("full",)
     cfg = EvalConfig(out, template, npcs, days * 24 if days is not None else hours, seed, step_seconds,
-                     conditions, games, game_rounds, hanoi_moves)
+                     conditions, games, game_rounds, hanoi_moves, crafter_turns)
     bars = _Bars()
     try:
         report = run_eval(cfg, bars)

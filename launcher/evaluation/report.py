@@ -14,7 +14,8 @@ __all__ = ["PAPER", "to_markdown"]
 PAPER: dict[str, Any] = {
     "trueskill_mu": {"full": 29.89, "no_reflection": 26.88, "no_reflection_planning": 25.64, "none": 21.21},
     "hallucination_rate": 6 / 453,
-    "games": {"two-armed bandit": 100, "rock-paper-scissors": 91, "Tower of Hanoi (3 disks)": 83},
+    "games": {"two-armed bandit": 100, "rock-paper-scissors": 91, "Tower of Hanoi (3 disks)": 83,
+              "Crafter": 26},
 }
 _LABELS = {
     "full": "full architecture",
@@ -88,7 +89,8 @@ def _ablations(report: dict[str, Any]) -> list[str]:
 
 def _games(report: dict[str, Any]) -> list[str]:
     rows = [
-        "## Games (0 = random, 100 = optimal; SmartPlay's GPT-4-0613 relative to humans beside it)",
+        "## Games (0 = random, 100 = optimal; Crafter: 100 = the scripted reference player; SmartPlay's"
+        " GPT-4-0613 relative to humans beside it)",
         "",
         "| game | turns | score | SmartPlay GPT-4 |",
         "|---|---:|---:|---:|",

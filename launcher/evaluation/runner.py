@@ -60,6 +60,7 @@ class EvalConfig:
     games: bool = True
     game_rounds: int = 10
     hanoi_moves: int = 15
+    crafter_turns: int = 30
 
 
 def run_eval(cfg: EvalConfig, progress: Progress) -> dict[str, Any]:
@@ -125,7 +126,7 @@ async def _evaluate(cfg: EvalConfig, url: str, database_url: str, progress: Prog
             if len(conditions) > 1:
                 report["ablations"] = await rank_answers(answers, conditions)
             if cfg.games:
-                games = games_for(cfg.seed, cfg.game_rounds, cfg.hanoi_moves)
+                games = games_for(cfg.seed, cfg.game_rounds, cfg.hanoi_moves, cfg.crafter_turns)
                 report["games"] = await play_games(client, settler.settle, games,
                                                    lambda d, t: progress("playing games", d, t))
     finally:
