@@ -17,7 +17,8 @@ def test_a_short_eval_grades_interviews_ranks_ablations_and_plays_the_games(tmp_
     out = tmp_path / "eval"
     done = subprocess.run(
         [sys.executable, "-m", "launcher.cli", "--log-level", "WARNING", "eval", "--npcs", "1",
-         "--hours", "0.02", "--game-rounds", "1", "--hanoi-moves", "1", "--out", str(out)],
+         "--hours", "0.02", "--game-rounds", "1", "--hanoi-moves", "1", "--crafter-turns", "2",
+         "--out", str(out)],
         env=env, capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -31,8 +32,10 @@ def test_a_short_eval_grades_interviews_ranks_ablations_and_plays_the_games(tmp_
     assert full["categories"]["self_knowledge"]["questions"] == 2 and full["hallucinated"] == 0
     ranking = {r["condition"]: r["mu"] for r in report["ablations"]["ranking"]}
     assert ranking["full"] > ranking["no_reflection_planning"] and ranking["full"] > ranking["none"]
-    assert [g["turns"] for g in report["games"]] == [1, 1, 1]
+    assert [(g["game"], g["turns"]) for g in report["games"]] == [
+        ("two-armed bandit", 1), ("rock-paper-scissors", 1), ("Tower of Hanoi (3 disks)", 1), ("Crafter", 2)]
+    assert report["games"][3]["first_replies"][0]  # the NPC answered the view it was told
     markdown = (out / "eval.md").read_text()
     assert "| plans accuracy (2 of 2) | 100.0 % |" in markdown and "1.3 % (6 of 453)" in markdown
-    assert "| 29.89 |" in markdown and "| 83 |" in markdown  # the paper's and SmartPlay's figures
+    assert "| 29.89 |" in markdown and "| 83 |" in markdown and "| Crafter | 2 |" in markdown
     assert markdown in done.stdout
