@@ -20,7 +20,6 @@ from launcher.evaluation.games import normalise
 
 __all__ = ["ACTION_WORDS", "Crafter", "describe", "parse_crafter_action", "play_out"]
 
-_C = crafter.constants
 # The actions as the player is told them, in the game's order (``crafter.constants.actions``).
 ACTION_WORDS = ("wait", "move west", "move east", "move north", "move south", "do", "sleep", "place stone",
                 "place table", "place furnace", "place plant", "make wood pickaxe", "make stone pickaxe",
