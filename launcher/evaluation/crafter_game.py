@@ -18,7 +18,7 @@ import crafter
 from launcher.evaluation.crafter_expert import expert_action
 from launcher.evaluation.games import normalise
 
-__all__ = ["ACTION_WORDS", "Crafter", "describe", "parse_crafter_action", "play_out"]
+__all__ = ["ACTION_WORDS", "Crafter", "describe", "parse_crafter_action", "play_out", "unechoed"]
 
 # The actions as the player is told them, in the game's order (``crafter.constants.actions``).
 ACTION_WORDS = ("wait", "move west", "move east", "move north", "move south", "do", "sleep", "place stone",
@@ -55,6 +55,16 @@ def parse_crafter_action(reply: str) -> int | None:
     found = [(m.start(), _action_of(p, m)) for p in (_MOVE, _PLACE, _MAKE, _DO, _SLEEP, _WAIT)
              for m in p.finditer(reply)]
     return min(found)[1] if found else None
+
+
+def unechoed(reply: str, told: tuple[str, ...]) -> str:
+    """The reply without the sentences it repeats from what the player was told (the rules, the turn's
+    question): words copied from the question ("What do you do now?") are not a choice of action."""
+    for text in told:
+        for sentence in re.split(r"(?<=[.!?])\s+", text):
+            if len(sentence) > 10:
+                reply = reply.replace(sentence, " ")
+    return reply
 
 
 def _where(dx: int, dy: int) -> str:
@@ -124,6 +134,7 @@ class Crafter:
     moves: list[int | None] = field(default_factory=list)
     raw: int = 0  # SmartPlay's score: achievements unlocked so far, summed over the turns played
     dead: bool = False
+    asked: str = ""  # the last turn's question
     _env: Any = None
     _start: Any = None
 
@@ -147,11 +158,12 @@ class Crafter:
                 f"There are {self.turns} turns.")
 
     def question(self) -> str:
-        return f"{describe(self.env)} What do you do now? Name one action."
+        self.asked = f"{describe(self.env)} What do you do now? Name one action."
+        return self.asked
 
     def play(self, reply: str) -> str:
         before = _unlocked(self.env)
-        choice = parse_crafter_action(reply)
+        choice = parse_crafter_action(unechoed(reply, (self.rules(), self.asked)))
         self.moves.append(choice)
         action = choice if choice is not None else random.Random(f"{self.seed}:{len(self.moves)}").randrange(
             len(ACTION_WORDS))

@@ -14,6 +14,7 @@ from launcher.evaluation.crafter_game import ACTION_WORDS, Crafter, describe, pa
 def played_like_the_reference() -> Crafter:
     game = Crafter(1, turns=30)
     while not game.done:
+        game.question()
         game.play(f"I think I'll {ACTION_WORDS[expert_action(game.env)]} now.")
     return game
 
@@ -36,6 +37,17 @@ def test_a_reply_naming_no_action_plays_a_random_one_and_scores_near_zero() -> N
         outcomes.append(game.play("The left lever paid nothing."))
     assert all(o.startswith("I chose to ") for o in outcomes) and game.moves == [None] * 20
     assert game.score() < 50  # a random player's expected score is 0; one episode lands near it
+
+
+def test_a_reply_that_only_repeats_the_question_or_the_rules_names_no_action() -> None:
+    game = Crafter(1, turns=3)
+    asked = game.question()
+    echo = f'Good to see you again! A traveller told me: "{asked}" I have not seen it myself.'
+    assert parse_crafter_action(echo) == ACTION_WORDS.index("do")  # "What do you do now?" read naively
+    assert game.play(echo) and game.moves == [None]
+    game.question()
+    game.play(f"{game.rules()} So I will chop the tree.")
+    assert game.moves == [None, ACTION_WORDS.index("do")]
 
 
 def test_the_same_replies_on_the_same_map_give_the_same_score() -> None:
