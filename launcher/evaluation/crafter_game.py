@@ -6,10 +6,12 @@ reference player's (``crafter_expert``)."""
 
 from __future__ import annotations
 
+import collections
 import copy
 import functools
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,7 +104,7 @@ def _unlocked(env: Any) -> set[str]:
     return {name for name, count in env._player.achievements.items() if count > 0}
 
 
-def play_out(env: Any, turns: int, policy: Any) -> int:
+def play_out(env: Any, turns: int, policy: Callable[[Any], int]) -> int:
     """SmartPlay's raw Crafter score of ``policy(env) -> action`` over ``turns`` turns (on ``env`` itself)."""
     total = 0
     for _ in range(turns):
@@ -113,6 +115,22 @@ def play_out(env: Any, turns: int, policy: Any) -> int:
     return total
 
 
+def _random_player(rng: random.Random) -> Callable[[Any], int]:
+    return lambda _env: rng.randrange(len(ACTION_WORDS))
+
+
+class _Chunk(dict[Any, None]):
+    """The creatures of one map chunk in the order they arrived. Crafter keeps them in a set, ordered by
+    memory address, and picks the one to despawn by its place in that order, so two copies of one map given
+    the same actions could differ; in insertion order (a dict's keys) they never do."""
+
+    def add(self, obj: Any) -> None:
+        self[obj] = None
+
+    def remove(self, obj: Any) -> None:
+        del self[obj]
+
+
 @functools.cache
 def _new_map(seed: int) -> Any:
     """The map of ``seed`` before the first turn (made once per process: generating it takes seconds); every
@@ -121,6 +139,10 @@ def _new_map(seed: int) -> Any:
     env = crafter.Env(seed=seed, length=None)
     env.render = lambda *args, **kwargs: None
     env.reset()
+    world = env._world
+    world._chunks = collections.defaultdict(_Chunk, {
+        key: _Chunk.fromkeys(sorted(objects, key=lambda o: (int(o.pos[0]), int(o.pos[1]))))
+        for key, objects in world._chunks.items()})
     return env
 
 
@@ -135,14 +157,12 @@ class Crafter:
     raw: int = 0  # SmartPlay's score: achievements unlocked so far, summed over the turns played
     dead: bool = False
     asked: str = ""  # the last turn's question
-    _env: Any = None
-    _start: Any = None
+    _env: Any = field(default=None, init=False, repr=False)
 
     @property
     def env(self) -> Any:
         if self._env is None:
-            self._start = _new_map(self.seed)
-            self._env = copy.deepcopy(self._start)
+            self._env = copy.deepcopy(_new_map(self.seed))
         return self._env
 
     @property
@@ -182,18 +202,15 @@ class Crafter:
 
     def random_raw(self) -> float:
         """A uniformly random player's expected raw score on the same map for the same turns."""
-        self.env  # noqa: B018  (the map is made on first use)
         runs = []
         for run in range(_RANDOM_RUNS):
             rng = random.Random(f"{self.seed}:random:{run}")
-            runs.append(play_out(copy.deepcopy(self._start), self.turns,
-                                 lambda _env, rng=rng: rng.randrange(len(ACTION_WORDS))))
+            runs.append(play_out(copy.deepcopy(_new_map(self.seed)), self.turns, _random_player(rng)))
         return sum(runs) / len(runs)
 
     def reference_raw(self) -> int:
         """The scripted reference player's raw score on the same map for the same turns."""
-        self.env  # noqa: B018
-        return play_out(copy.deepcopy(self._start), self.turns, expert_action)
+        return play_out(copy.deepcopy(_new_map(self.seed)), self.turns, expert_action)
 
     def score(self) -> float:
         low, high = self.random_raw(), self.reference_raw()

@@ -60,6 +60,11 @@ def test_the_same_replies_on_the_same_map_give_the_same_score() -> None:
     assert scores[0] == scores[1]
 
 
+def test_the_random_players_baseline_is_the_same_every_time_it_is_played_out() -> None:
+    game = Crafter(2, turns=60)  # long enough for creatures to spawn and despawn
+    assert game.random_raw() == game.random_raw() == Crafter(2, turns=60).random_raw()
+
+
 @pytest.mark.parametrize(("reply", "action"), [
     ("I'll go north towards the tree.", "move north"),
     ("Chop the tree in front of me", "do"),
