@@ -80,10 +80,10 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def recall(fact: str, answer: str) -> float:
+def recall(fact: str, answer: str, given: frozenset[str] = frozenset()) -> float:
     """How much of ``fact`` the answer states: hits over half the fact's content words (three at most),
-    capped at 1 (1: the answer states the fact)."""
-    wanted = content_words(fact)
+    capped at 1 (1: the answer states the fact); ``given`` words (the NPC's own name) state nothing."""
+    wanted = content_words(fact) - given
     if not wanted:
         return 0.0
     needed = min(math.ceil(CORRECT_RECALL * len(wanted)), _ENOUGH)
@@ -109,12 +109,13 @@ def grade(question: Question, answer: str, knowledge: Knowledge, self_name: str 
     """Grade ``answer`` to ``question``.
 
     Correct when it states an expected fact (``recall`` 1: half of the fact's content words, three at
-    most, appear in it). Hallucinated when one of its claims has less than
-    ``GROUNDED_PRECISION`` of its content words in any single thing the NPC knows (``self_name`` and the
-    question's own words count as known: repeating the question invents nothing).
+    most, appear in it; the NPC's own name is not a fact about it). Hallucinated when one of its claims has
+    less than ``GROUNDED_PRECISION`` of its content words in any single thing the NPC knows (``self_name``
+    and the question's own words count as known: repeating the question invents nothing).
     """
-    score = max((recall(f, answer) for f in question.expected), default=0.0)
+    name = content_words(self_name)
+    score = max((recall(f, answer, name) for f in question.expected), default=0.0)
     known = [content_words(t) for t in knowledge.texts]
-    self_words = content_words(self_name) | content_words(question.text)
+    self_words = name | content_words(question.text)
     unsupported = tuple(c for c in claims(answer) if not _grounded(c, known, self_words))
     return Grade(score >= 1.0, score, bool(unsupported), unsupported)

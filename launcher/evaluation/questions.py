@@ -3,17 +3,20 @@ categories (pure: the same truth always gives the same questions)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypeVar
 
-from launcher.evaluation.grading import Category, Knowledge, Question
+from launcher.evaluation.grading import Category, Knowledge, Question, content_words
 
-__all__ = ["NpcTruth", "Perceived", "PlanStep", "knowledge_of", "questions_for"]
+__all__ = ["NpcTruth", "Perceived", "PlanStep", "insight_of", "knowledge_of", "questions_for"]
 
 T = TypeVar("T")
 
 _PER_CATEGORY = 2  # questions per category and NPC (self-knowledge asks a fixed pair)
+_QUOTED = re.compile(r'"[^"]*"|\u201c[^\u201d]*\u201d')
+_MIN_INSIGHT_WORDS = 2
 
 
 @dataclass(frozen=True)
@@ -49,11 +52,13 @@ class NpcTruth:
     heard: tuple[str, ...] = ()  # lines it spoke or heard, and summaries of its conversations
     planned: tuple[str, ...] = ()  # every plan and revision as it would tell it ("07:00 have breakfast")
     known_names: dict[str, str] = field(default_factory=dict)  # npc id → name of the NPCs it perceived
+    age: int | None = None
 
 
 def knowledge_of(truth: NpcTruth) -> Knowledge:
     """Everything the NPC could state without inventing it."""
-    persona = " ".join(filter(None, (truth.name, truth.occupation, *truth.traits)))
+    age = f"age {truth.age}" if truth.age is not None else None
+    persona = " ".join(filter(None, (truth.name, age, truth.occupation, *truth.traits)))
     return Knowledge((persona, *truth.seeds, *(p.description for p in truth.perceived),
                       *(f"{s.description} {s.place}" for s in truth.plan), *truth.planned, *truth.reflections,
                       *truth.heard))
@@ -118,7 +123,15 @@ def _reflections(truth: NpcTruth) -> list[Question]:
     texts = ("What have you come to realise lately?", "What matters most to you these days?")
     if not truth.reflections:
         return []
-    return [_q(truth, "reflections", t, truth.reflections) for t in texts[:_PER_CATEGORY]]
+    insights = tuple(map(insight_of, truth.reflections))
+    return [_q(truth, "reflections", t, insights) for t in texts[:_PER_CATEGORY]]
+
+
+def insight_of(reflection: str) -> str:
+    """What a reflection concludes, without the memories it quotes as evidence: an answer that only repeats
+    an observation has not stated the reflection."""
+    own = _QUOTED.sub(" ", reflection)
+    return own if len(content_words(own)) >= _MIN_INSIGHT_WORDS else reflection
 
 
 def _spread(items: tuple[T, ...], n: int) -> list[T]:

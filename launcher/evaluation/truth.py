@@ -68,7 +68,7 @@ class _Facts:
             tuple(s.strip() for s in (c.get("seed") or "").split(";") if s.strip()),
             perceived, tuple(self.plan.get(npc_id, ())), tuple(self.reflections[npc_id]),
             tuple(self.heard[npc_id]), tuple(self.planned[npc_id]),
-            {p.subject: names[p.subject] for p in perceived if p.subject in names},
+            {p.subject: names[p.subject] for p in perceived if p.subject in names}, c.get("age"),
         )
 
 

@@ -89,7 +89,8 @@ async def _memories(
         logger.info("no memory stream yet for npc %s in world %s", npc_id, scene.world_id)
         return ()
     return tuple(
-        MemoryItem(id=m.memory_id, description=m.description, importance=m.importance) for m in found
+        MemoryItem(id=m.memory_id, description=m.description, importance=m.importance, kind=m.kind)
+        for m in found
     )
 
 

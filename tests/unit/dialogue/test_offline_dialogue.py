@@ -6,6 +6,7 @@ from npcworld.llm.offline import OfflineCognition
 from npcworld.llm.prompts import MemoryItem
 from npcworld.llm.prompts.dialogue import (
     DIALOGUE_TURN,
+    INTERVIEW_ANSWER,
     PLAYER_REPLY,
     DialogueTurnInput,
     DialogueTurnOutput,
@@ -278,3 +279,33 @@ def test_someone_going_already_says_so_and_agrees_to_nothing_new() -> None:
     )
     out = turn("Sam Moore", "Klaus Mueller", heard=(heard,), now=EARLIER, plans=(GOING,))
     assert out.utterance == "I'd love to, Klaus, and I'm going already!" and out.commitment is None
+
+
+def interviewed(question: str, *memories: MemoryItem) -> str:
+    inputs = PlayerLineInput(npc="Klaus Mueller", persona="age 20; kind, curious; student of sociology",
+                             speaker="an interviewer", now="Monday 13 February 2023, 18:00", text=question,
+                             memories=memories)
+    out = OfflineCognition().answer(INTERVIEW_ANSWER, inputs)
+    assert isinstance(out, SpokenReply)
+    return out.reply
+
+
+SEEN = MemoryItem(id="o1", description="Maria Lopez is reading at the library", importance=3,
+                  kind="observation")
+THOUGHT = MemoryItem(id="r1", importance=6, kind="reflection", description=(
+    'the library comes up in 4 of Klaus Mueller\'s memories, most notably: "Klaus Mueller is writing his '
+    'paper at the library"'))
+
+
+def test_an_interviewed_npc_says_who_it_is_from_its_persona_not_from_what_it_saw_of_others() -> None:
+    for question in ("Give an introduction of yourself.", "What is your occupation?"):
+        reply = interviewed(question, SEEN, THOUGHT)
+        assert "Klaus Mueller, age 20; kind, curious; student of sociology" in reply
+        assert "Maria" not in reply
+
+
+def test_an_interviewed_npc_tells_what_it_has_come_to_realise_from_its_reflections() -> None:
+    assert "The library comes up in 4 of my memories" in interviewed("What have you come to realise lately?",
+                                                                      SEEN, THOUGHT)
+    # Without a reflection recalled it answers from what it remembers, as for any other question.
+    assert "Maria Lopez is reading" in interviewed("What matters most to you these days?", SEEN)

@@ -74,3 +74,27 @@ def test_reflections_are_asked_about_once_the_npc_has_reflected() -> None:
     truth = NpcTruth("ada", "Ada Park", reflections=("Ada cares deeply about her bread",))
     asked = [q for q in questions_for(truth) if q.category == "reflections"]
     assert len(asked) == 2 and all(q.expected == truth.reflections for q in asked)
+
+
+def test_a_reflection_is_stated_by_its_conclusion_not_by_repeating_the_memory_it_quotes() -> None:
+    truth = NpcTruth("ada", "Ada Park", reflections=(
+        'the bakery comes up in 5 of Ada Park\'s memories, most notably: "Tom Reed is sweeping the bakery'
+        ' floor"',))
+    asked = next(q for q in questions_for(truth) if q.category == "reflections")
+    knows = knowledge_of(truth)
+    said = grade(asked, "Since you ask: The bakery comes up in 5 of my memories.", knows, "Ada Park")
+    observed = grade(asked, "Since you ask: Tom Reed is sweeping the bakery floor.", knows, "Ada Park")
+    assert said.correct and not observed.correct
+
+
+def test_an_npc_naming_itself_states_no_fact() -> None:
+    q = Question("ada", "plans", "What will you be doing at 09:00?", ("Ada Park bakes rye",))
+    assert not grade(q, "Since you ask: I am Ada Park.", knowledge_of(ADA), "Ada Park").correct
+    assert grade(q, "I will bake rye.", knowledge_of(ADA), "Ada Park").correct
+
+
+def test_an_npc_telling_its_age_invents_nothing() -> None:
+    truth = NpcTruth("ada", "Ada Park", occupation="baker", age=41)
+    q = Question("ada", "self_knowledge", "Give an introduction of yourself.", ("baker",))
+    graded = grade(q, "Since you ask: I am Ada Park, age 41; baker.", knowledge_of(truth), "Ada Park")
+    assert graded.correct and not graded.hallucinated

@@ -62,6 +62,16 @@ _ANSWER = re.compile(r"^(?:i'd love to|sorry|that's kind of you)", re.IGNORECASE
 _FAREWELL = re.compile(r"\b(?:goodbye|bye|see you)\b", re.IGNORECASE)
 _NAME = r"[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3}"
 # A player's line as the memory service stores it (plain, or as a claim against canon, maybe counted).
+_ABOUT_SELF = re.compile(
+    r"\b(?:yourself|who are you|"
+    r"your (?:occupation|job|work|profession|trade|personality|character|name|age))\b",
+    re.IGNORECASE,
+)
+_ABOUT_MIND = re.compile(
+    r"\b(?:reali[sz]\w*|learn(?:ed|t)|conclu\w+|insights?|matters? (?:most )?to you|believe|make of|"
+    r"think about|feel about|on your mind)\b",
+    re.IGNORECASE,
+)
 _PLAYER_LINE = re.compile(
     r'^A player \((?P<id>[^)]{1,100})\) (?:said|claims) to [^":]{1,200}: "(?P<text>[^"]*)"')
 _KNOWS_OTHERWISE = re.compile(r"knows otherwise: (?P<fact>[^)]+)\)")
@@ -535,6 +545,19 @@ def answer_player(i: PlayerLineInput) -> SpokenReply:
                        warmth=_warmth(5.0, i.text, 1 if i.familiarity else 0))
 
 
+def _introduction(i: PlayerLineInput) -> str:
+    """Who the NPC is, from its persona ("age 40; curious, kind; baker")."""
+    return f"I am {i.npc}" + (f", {i.persona.strip().rstrip('.')}." if i.persona.strip() else ".")
+
+
 def answer_interview(i: PlayerLineInput) -> SpokenReply:
-    """Answer ``interview_answer``: the NPC's most relevant memory, told to the interviewer."""
+    """Answer ``interview_answer``: a question about who the NPC is from its persona; one about what it has
+    come to think from its most relevant reflection, when one was recalled; anything else from its most
+    relevant memory, told to the interviewer."""
+    if _ABOUT_SELF.search(i.text):
+        return SpokenReply(reply=_clip(f"Since you ask: {_introduction(i)}", 1500))
+    if _ABOUT_MIND.search(i.text):
+        thought = next((m for m in i.memories if m.kind == "reflection"), None)
+        if thought is not None:
+            return SpokenReply(reply=f"Since you ask: {_voice(_clip(thought.description, 600), i.npc, '')}")
     return SpokenReply(reply=f"Since you ask: {_grounded(i)}")

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from npcworld.contracts.memory import MemoryKind
 from npcworld.llm.prompts.template import PromptTemplate
 
 __all__ = [
@@ -31,6 +32,7 @@ class MemoryItem(BaseModel):
     id: str = Field(min_length=1, max_length=100)
     description: str = Field(min_length=1, max_length=4000)
     importance: int | None = Field(default=None, ge=1, le=10)
+    kind: MemoryKind | None = Field(default=None, description="what it is (not shown in the prompt text)")
 
 
 class ReflectionQuestionsInput(BaseModel):
