@@ -309,3 +309,18 @@ def test_an_interviewed_npc_tells_what_it_has_come_to_realise_from_its_reflectio
                                                                       SEEN, THOUGHT)
     # Without a reflection recalled it answers from what it remembers, as for any other question.
     assert "Maria Lopez is reading" in interviewed("What matters most to you these days?", SEEN)
+
+
+def test_an_interviewed_npc_tells_what_it_will_be_doing_at_a_time_from_the_plan_covering_it() -> None:
+    day = MemoryItem(id="p1", kind="plan", description=(
+        "My plan for Monday 13 February: 07:00 wake up and have breakfast; 08:00 morning: study at the "
+        "library; 12:00 have lunch; 13:00 afternoon: study at the library; 18:00 relax at home"))
+    change = MemoryItem(id="p2", kind="plan", description=(
+        "I changed my plans from 12:31 (reacting to: June Ito is eating lunch at 12:30): 12:31 say hello to "
+        "June Ito; 12:41 have lunch; 13:00 afternoon: study at the library; 18:00 relax at home"))
+    asked = "What will you be doing at {} on Monday?"
+    assert interviewed(asked.format("07:00"), SEEN, change, day).endswith("to wake up and have breakfast.")
+    assert interviewed(asked.format("12:35"), change, day).endswith("my plan is to say hello to June Ito.")
+    assert interviewed(asked.format("14:00"), day, change).endswith("afternoon: study at the library.")
+    # A day plan of another day is not what it will be doing then; without a plan, its best memory.
+    assert "Maria Lopez is reading" in interviewed("What will you be doing at 09:00 on Tuesday?", SEEN, day)

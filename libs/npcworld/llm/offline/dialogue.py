@@ -72,6 +72,13 @@ _ABOUT_MIND = re.compile(
     r"think about|feel about|on your mind)\b",
     re.IGNORECASE,
 )
+# A question about what the NPC will be doing at a time of day ("What will you be doing at 14:00 on Monday?").
+_ABOUT_PLAN = re.compile(r"\b(?:will you|are you going to|do you plan|your plans?)\b.*?\b(\d{1,2}):(\d{2})\b",
+                         re.IGNORECASE)
+# A plan memory is a heading, then its steps ("My plan for Monday 13 February: 07:00 wake up; 08:00 work").
+_FIRST_STEP = re.compile(r": (?=\d{2}:\d{2} )")
+_NEXT_STEP = re.compile(r"; (?=\d{2}:\d{2} )")
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _PLAYER_LINE = re.compile(
     r'^A player \((?P<id>[^)]{1,100})\) (?:said|claims) to [^":]{1,200}: "(?P<text>[^"]*)"')
 _KNOWS_OTHERWISE = re.compile(r"knows otherwise: (?P<fact>[^)]+)\)")
@@ -550,12 +557,47 @@ def _introduction(i: PlayerLineInput) -> str:
     return f"I am {i.npc}" + (f", {i.persona.strip().rstrip('.')}." if i.persona.strip() else ".")
 
 
+def _plan_steps(memory: str) -> list[tuple[int, str]]:
+    """(minute of the day, what) of each step of a plan memory; the heading (which may quote a time in
+    its reason) is what comes before the last ": HH:MM " ahead of the second step."""
+    second = _NEXT_STEP.search(memory)
+    heads = list(_FIRST_STEP.finditer(memory, 0, second.start() if second else len(memory)))
+    if not heads:
+        return []
+    steps = _NEXT_STEP.split(memory[heads[-1].end():])
+    return [(int(s[:2]) * 60 + int(s[3:5]), s[6:].strip()) for s in steps]
+
+
+def _planned_at(i: PlayerLineInput, asked: re.Match[str]) -> str | None:
+    """What the recalled plan memories have the NPC doing at the asked time: the step under way then in the
+    plan (or change of plans) that starts latest but not after it; a day plan of another day named in the
+    question does not count."""
+    at = int(asked[1]) * 60 + int(asked[2])
+    day = next((d for d in _DAYS if re.search(rf"\b{d}\b", i.text, re.IGNORECASE)), None)
+    best: tuple[int, str] | None = None
+    for m in i.memories:
+        if m.kind != "plan":
+            continue
+        named = next((d for d in _DAYS if re.search(rf"\b{d}\b", m.description.split(":")[0], re.I)), None)
+        if day and named and named != day:
+            continue
+        steps = _plan_steps(m.description)
+        under_way = [s for s in steps if s[0] <= at]
+        if under_way and steps[0][0] <= at and (best is None or steps[0][0] > best[0]):
+            best = (steps[0][0], under_way[-1][1])
+    return best[1] if best else None
+
+
 def answer_interview(i: PlayerLineInput) -> SpokenReply:
-    """Answer ``interview_answer``: a question about who the NPC is from its persona; one about what it has
-    come to think from its most relevant reflection, when one was recalled; anything else from its most
-    relevant memory, told to the interviewer."""
+    """Answer ``interview_answer``: a question about who the NPC is from its persona; one about what it will
+    be doing at a time from the recalled plan that covers that time; one about what it has come to think
+    from its most relevant reflection, when one was recalled; anything else from its most relevant memory,
+    told to the interviewer."""
     if _ABOUT_SELF.search(i.text):
         return SpokenReply(reply=_clip(f"Since you ask: {_introduction(i)}", 1500))
+    if (asked := _ABOUT_PLAN.search(i.text)) and (step := _planned_at(i, asked)):
+        at = f"{asked[1]}:{asked[2]}"
+        return SpokenReply(reply=_clip(f"Since you ask: at {at} my plan is to {step}.", 1500))
     if _ABOUT_MIND.search(i.text):
         thought = next((m for m in i.memories if m.kind == "reflection"), None)
         if thought is not None:
