@@ -34,7 +34,7 @@ from npcworld.contracts import (
 from npcworld.eventstore import UnitOfWork
 from npcworld.messaging import Routes, on
 from services.planning.deps import PlanningDeps
-from services.planning.domain import NpcKey, Perceived, Persona, PlannerState
+from services.planning.domain import NpcKey, Perceived, Persona, PlannerState, talked
 from services.planning.planner import decide_next
 from services.planning.reacting import adopt_directive, keep_promises, react
 
@@ -273,10 +273,14 @@ async def _by_npc(
 async def on_conversation_ended(
     event: Envelope[ConversationEnded], uow: UnitOfWork, deps: PlanningDeps
 ) -> None:
-    """What the NPC agreed to in the conversation goes into its plan at that time."""
+    """What the NPC agreed to in the conversation goes into its plan at that time; the cooldown between
+    two conversations holds for the pair, whoever started this one."""
     p = event.payload
     if (state := await _reacting(event, uow, deps)) is None:
         return
+    for other in p.participants:
+        if other != state.key.npc_id:
+            state = talked(state, other, event.world_time)
     state, out = keep_promises(state, p.commitments, event.world_time, p.conversation_id)
     await _store(uow, deps, state, out)
 

@@ -22,6 +22,7 @@ from npcworld.contracts import (
 from npcworld.errors import NotFoundError
 from npcworld.memory_client import MemoryView
 from services.planning.domain import NpcKey
+from services.planning.domain.reaction import CONVERSATION_COOLDOWN, may_talk
 from services.planning.repository import PlanningRepository
 from tests.integration.planning.support import (
     DAWN,
@@ -150,6 +151,10 @@ async def test_a_promise_made_in_a_conversation_appears_in_the_plan(stack: Stack
     cafe = paths(key)["cafe"]
     assert any(i.start == five and i.description == "meet Tobias at the cafe" and i.location == cafe
                for i in state.plan.items)
+    # Tobias started that conversation; the cooldown holds for the pair, so Marta does not start one back.
+    ended = NINE + timedelta(minutes=20)
+    assert not may_talk(state, "tobias", ended + CONVERSATION_COOLDOWN - timedelta(minutes=1))
+    assert may_talk(state, "tobias", ended + CONVERSATION_COOLDOWN)
 
 
 async def test_player_speech_changes_no_plan(stack: Stack) -> None:
