@@ -54,9 +54,11 @@ def consider(
     Not weighed: perceptions from sources other than the NPC's own senses, perceptions of itself, idle
     objects, an object in the very state the NPC's own current action put it in (its own doing, not news),
     a state weighed within the last PERSON_COOLDOWN, any perception of a person weighed within
-    PERSON_COOLDOWN, and more than PEOPLE_PER_COOLDOWN people per PERSON_COOLDOWN. People change action
-    every 5-15 minutes; DESIGN.md's ≤ 150 calls per NPC-day leaves room for about four decisions about
-    people per waking hour however crowded the place.
+    PERSON_COOLDOWN, a person the NPC talked with within CONVERSATION_COOLDOWN (the pair may not talk
+    again yet; as in the reference implementation, whose chat buffer per pair comes before the decision to
+    talk), and more than PEOPLE_PER_COOLDOWN people per PERSON_COOLDOWN. People change action every 5-15
+    minutes; DESIGN.md's ≤ 150 calls per NPC-day leaves room for about four decisions about people per
+    waking hour however crowded the place, and they go to people the NPC may talk to.
     """
     if seen.source not in REACTIVE_SOURCES or _IDLE.search(seen.description) or _own_doing(state, seen):
         return state, False
@@ -67,7 +69,8 @@ def consider(
     key = f"person:{person[0][0]}" if person else _norm(seen.description)
     recent = _unexpired(state, now)
     people_weighed = sum(1 for k, _ in recent if k.startswith("person:"))
-    if any(k == key for k, _ in recent) or (person and people_weighed >= PEOPLE_PER_COOLDOWN):
+    cooling = bool(person) and any(k == f"talk:{person[0][0]}" for k, _ in recent)
+    if any(k == key for k, _ in recent) or cooling or (person and people_weighed >= PEOPLE_PER_COOLDOWN):
         return replace(state, seen=recent), False
     return replace(state, seen=((key, now), *recent)[:SEEN_LIMIT]), True
 

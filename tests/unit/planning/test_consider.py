@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from services.planning.domain import PEOPLE_PER_COOLDOWN, PERSON_COOLDOWN, Action, Item, Perceived, consider
+from services.planning.domain import (
+    CONVERSATION_COOLDOWN,
+    PEOPLE_PER_COOLDOWN,
+    PERSON_COOLDOWN,
+    Action,
+    Item,
+    Perceived,
+    consider,
+    talked,
+)
 from tests.unit.planning.support import KITCHEN, MACHINE, MORNING, marta
 
 PEOPLE = [("marta", "Marta Quill"), ("tobias", "Tobias Wren")]
@@ -62,3 +71,17 @@ def test_an_object_in_the_state_the_npcs_own_action_left_it_is_not_weighed_but_a
     state, changed = consider(state, machine("burning"), MORNING)
     _, someone_elses = consider(marta(), machine("in use: brewing coffee"), MORNING)
     assert (mine, changed, someone_elses) == (False, True, True)
+
+
+def test_someone_just_talked_with_is_not_weighed_and_leaves_the_half_hours_people_to_others() -> None:
+    crowd = [("tobias", "Tobias Wren"), ("ines", "Ines Hale"), ("oscar", "Oscar Lind")]
+    state = talked(marta(), "tobias", MORNING)
+    state, weighed_tobias = consider(state, tobias("reading"), MORNING + timedelta(minutes=5), crowd)
+    state, ines = consider(state, Perceived("Ines Hale is eating", "Ines Hale", "perception"),
+                           MORNING + timedelta(minutes=5), crowd)
+    state, oscar = consider(state, Perceived("Oscar Lind is eating", "Oscar Lind", "perception"),
+                            MORNING + timedelta(minutes=5), crowd)
+    assert (weighed_tobias, ines, oscar) == (False, True, True)
+    _, later = consider(talked(marta(), "tobias", MORNING), tobias("reading"),
+                        MORNING + CONVERSATION_COOLDOWN, crowd)
+    assert later
