@@ -18,7 +18,8 @@ __all__ = ["CONVERSATION_COOLDOWN", "PEOPLE_PER_COOLDOWN", "PERSON_COOLDOWN", "R
 # Only the NPC's own perception (or a studio's engine speaking for it) may change its plan; player
 # speech arrives as something heard and never as an instruction.
 REACTIVE_SOURCES = frozenset({"perception", "studio"})
-# How many recently weighed perceptions are remembered so a repeat is not weighed again.
+# How many recently weighed perceptions are remembered so a repeat is not weighed again (the conversations
+# the NPC started or ended are kept apart, each until its cooldown is over).
 SEEN_LIMIT = 20
 PERSON_COOLDOWN = timedelta(minutes=30)
 # At most this many people weighed per PERSON_COOLDOWN, however crowded the place (objects are not capped).
@@ -72,7 +73,7 @@ def consider(
     cooling = bool(person) and any(k == f"talk:{person[0][0]}" for k, _ in recent)
     if any(k == key for k, _ in recent) or cooling or (person and people_weighed >= PEOPLE_PER_COOLDOWN):
         return replace(state, seen=recent), False
-    return replace(state, seen=((key, now), *recent)[:SEEN_LIMIT]), True
+    return replace(state, seen=_bounded(((key, now), *recent))), True
 
 
 def _own_doing(state: PlannerState, seen: Perceived) -> bool:
@@ -96,7 +97,14 @@ def may_talk(state: PlannerState, npc_id: str, now: datetime) -> bool:
 
 def talked(state: PlannerState, npc_id: str, now: datetime) -> PlannerState:
     """Remember that the NPC started a conversation with ``npc_id`` now."""
-    return replace(state, seen=((f"talk:{npc_id}", now), *_unexpired(state, now))[:SEEN_LIMIT])
+    return replace(state, seen=_bounded(((f"talk:{npc_id}", now), *_unexpired(state, now))))
+
+
+def _bounded(seen: tuple[tuple[str, datetime], ...]) -> tuple[tuple[str, datetime], ...]:
+    """The newest SEEN_LIMIT weighed perceptions and every unexpired conversation: a busy place's objects
+    must not push a pair's cooldown out of memory (the pair would talk again at once)."""
+    talks = tuple(e for e in seen if e[0].startswith("talk:"))
+    return talks + tuple(e for e in seen if not e[0].startswith("talk:"))[:SEEN_LIMIT]
 
 
 def actions_after(actions: Sequence[Action], when: datetime) -> tuple[Action, ...]:

@@ -12,6 +12,7 @@ from services.planning.domain import (
     Item,
     Perceived,
     consider,
+    may_talk,
     talked,
 )
 from tests.unit.planning.support import KITCHEN, MACHINE, MORNING, marta
@@ -85,3 +86,13 @@ def test_someone_just_talked_with_is_not_weighed_and_leaves_the_half_hours_peopl
     _, later = consider(talked(marta(), "tobias", MORNING), tobias("reading"),
                         MORNING + CONVERSATION_COOLDOWN, crowd)
     assert later
+
+
+def test_a_conversations_cooldown_outlasts_any_number_of_things_weighed_meanwhile() -> None:
+    state = talked(marta(), "tobias", MORNING)
+    for i in range(40):  # a busy kitchen: every object's new state is weighed
+        state, _ = consider(state, Perceived(f"pot {i} is boiling", f"pot{i}", "perception"),
+                            MORNING + timedelta(minutes=1))
+    _, weighed = consider(state, tobias("reading"), MORNING + PERSON_COOLDOWN, PEOPLE)
+    assert not weighed and not may_talk(state, "tobias", MORNING + PERSON_COOLDOWN)
+    assert may_talk(state, "tobias", MORNING + CONVERSATION_COOLDOWN)
