@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,41 +21,9 @@ from typing import Any
 import psycopg
 
 from launcher.simulation.eventlog import read_facts
+from launcher.simulation.gossip import gossip_provenance
 from launcher.simulation.report import build_report
 from npcworld.templates import load_template
-
-_QUOTED = re.compile(r'(?:told me|said): "([^"]+)"')
-
-
-async def gossip_provenance(conn: psycopg.AsyncConnection[Any], world: str) -> dict[str, Any]:
-    """Quoted claims in conversation lines, and those the speaker had no memory of when it spoke."""
-    cur = await conn.execute(
-        "SELECT npc_id, world_time, payload->>'text' FROM events"
-        " WHERE type = 'UtteranceSpoken' AND world_id = %s ORDER BY seq",
-        (world,),
-    )
-    lines = await cur.fetchall()
-    claims = unsourced = 0
-    examples: list[str] = []
-    for npc, at, text in lines:
-        for claim in _QUOTED.findall(text or ""):
-            claims += 1
-            core = claim.strip().rstrip(".")
-            found = await conn.execute(
-                "SELECT count(*) FROM memories WHERE world_id = %s AND npc_id = %s AND created_at <= %s"
-                " AND position(%s in description) > 0",
-                (world, npc, at, core),
-            )
-            row = await found.fetchone()
-            if not row or not row[0]:
-                unsourced += 1
-                examples.append(f"{npc} at {at:%d %b %H:%M}: {core[:120]}")
-    return {
-        "lines": len(lines),
-        "quoted_claims": claims,
-        "without_a_memory": unsourced,
-        "examples": examples[:5],
-    }
 
 
 async def town_report(home: Path, template: str) -> dict[str, Any]:

@@ -14,6 +14,9 @@ __all__ = ["PAPER", "to_markdown"]
 PAPER: dict[str, Any] = {
     "trueskill_mu": {"full": 29.89, "no_reflection": 26.88, "no_reflection_planning": 25.64, "none": 21.21},
     "hallucination_rate": 6 / 453,
+    # The 25-agent, 2-day Smallville run (DESIGN.md "Seed world").
+    "town": {"party": "1 → 13 of 25 (52 %)", "candidacy": "1 → 8 of 25 (32 %)", "density": "0.167 → 0.74",
+             "party_came": "5 of 12 invited"},
     "games": {"two-armed bandit": 100, "rock-paper-scissors": 91, "Tower of Hanoi (3 disks)": 83,
               "Crafter": 26},
 }
@@ -40,6 +43,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         "",
         *_ablations(report),
     ]
+    if report.get("town"):
+        lines += ["", *_town(report)]
     if report.get("games"):
         lines += ["", *_games(report)]
     stages = ", ".join(f"{k} {v:.0f} s" for k, v in run.get("stages_s", {}).items())
@@ -63,6 +68,32 @@ def _interviews(report: dict[str, Any]) -> list[str]:
     rows.append(f"| all answers correct ({full['answers']} answers) | {_pct(full['accuracy'])} | |")
     rows.append(f"| answers asserting what was never perceived ({full['hallucinated']} of {full['answers']}) "
                 f"| {_pct(full['hallucination_rate'])} | {_pct(PAPER['hallucination_rate'])} (6 of 453) |")
+    return rows
+
+
+def _town(report: dict[str, Any]) -> list[str]:
+    town, paper = report["town"], PAPER["town"]
+    run, dens, gossip = town["run"], town["network_density"], town["gossip_provenance"]
+    rows = [
+        f"## The town (the full architecture's world: {run['npcs']} NPCs, {run['steps']} steps; the paper: "
+        "25 agents, 2 days)",
+        "",
+        "| figure | measured | paper |",
+        "|---|---:|---:|",
+    ]
+    for name, story in town["information_diffusion"].items():
+        known = f"{story['start']} → {story['end']} of {run['npcs']} ({story['end_pct']} %)"
+        rows.append(f"| {name} known by | {known} | {paper.get(name, '')} |")
+    rows.append(f"| network density | {dens['start']} → {dens['end']} ({dens['edges_end']} edges) "
+                f"| {paper['density']} |")
+    if party := town.get("party"):
+        reached = "" if party["window_simulated"] else " (party time not reached)"
+        came = f"{party['invited_and_came']} of {party['invited']}{reached}"
+        rows.append(f"| at the party: who knew of it and came | {came} | {paper['party_came']} |")
+    rows.append(f"| quoted claims without a memory of the speaker | {gossip['without_a_memory']} of "
+                f"{gossip['quoted_claims']} | |")
+    calls = town["llm"].get("all", {}).get("calls_per_npc_day")
+    rows.append(f"| LLM calls per NPC-day | {calls} | 1,498 (the reference code) |")
     return rows
 
 

@@ -38,8 +38,12 @@ from launcher.evaluation.truth import read_truths
 from launcher.evaluation.worlds import create_world, step_worlds, wait_ready, world_id_of
 from launcher.run_guard import guarded
 from launcher.scenarios.modes import llm_env
+from launcher.simulation.eventlog import read_facts
+from launcher.simulation.gossip import gossip_provenance
+from launcher.simulation.report import build_report
 from npcworld.db import open_pool
 from npcworld.llm.settings import load_llm_settings
+from npcworld.templates import load_template
 
 __all__ = ["EvalConfig", "rank_answers", "run_eval"]
 
@@ -121,8 +125,10 @@ async def _evaluate(cfg: EvalConfig, url: str, database_url: str, progress: Prog
         worlds = {c: world_id_of(c, cfg.seed) for c in conditions}
         async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {key}"},
                                      timeout=120) as client:
-            answers = await _interviews(cfg, pool, (client, settler, tenant), worlds, progress)
-            report = _report(cfg, answers, conditions)
+            await _simulate(cfg, pool, (client, settler, tenant), worlds, progress)
+            town = await _town(cfg, pool, tenant, worlds["full"])
+            answers = await _interviews(pool, client, tenant, worlds, progress)
+            report = _report(cfg, answers, conditions) | {"town": town}
             if len(conditions) > 1:
                 report["ablations"] = await rank_answers(answers, conditions)
             if cfg.games:
@@ -134,8 +140,8 @@ async def _evaluate(cfg: EvalConfig, url: str, database_url: str, progress: Prog
     return report
 
 
-async def _interviews(cfg: EvalConfig, pool: AsyncConnectionPool, api: tuple[httpx.AsyncClient, Any, str],
-                      worlds: dict[str, str], progress: Progress) -> list[Answer]:
+async def _simulate(cfg: EvalConfig, pool: AsyncConnectionPool, api: tuple[httpx.AsyncClient, Any, str],
+                    worlds: dict[str, str], progress: Progress) -> None:
     client, settler, tenant = api
     for condition, world in worlds.items():
         start = await create_world(pool, tenant, world, condition, (cfg.template, cfg.npcs))
@@ -146,6 +152,24 @@ async def _interviews(cfg: EvalConfig, pool: AsyncConnectionPool, api: tuple[htt
                       lambda d, t: progress("simulating", d, t))
     for world in worlds.values():
         await settler.settle(world)
+
+
+async def _town(cfg: EvalConfig, pool: AsyncConnectionPool, tenant: str, world: str) -> dict[str, Any]:
+    """The town report's figures (``npcworld simulate``'s) for the full architecture's world, read before the
+    interviews add their calls: diffusion of the template's stories, density, the party, LLM calls per
+    NPC-day and hallucinated gossip."""
+    async with pool.connection() as conn:
+        facts = await read_facts(conn, tenant, world)
+        run = {"template": cfg.template, "days": cfg.hours / 24, "seed": cfg.seed,
+               "step_seconds": cfg.step_seconds}
+        town = build_report(facts, load_template(cfg.template).stories, run, 0.0)
+        town["gossip_provenance"] = await gossip_provenance(conn, world)
+    town.pop("wall", None)
+    return town
+
+
+async def _interviews(pool: AsyncConnectionPool, client: httpx.AsyncClient, tenant: str,
+                      worlds: dict[str, str], progress: Progress) -> list[Answer]:
     async with pool.connection() as conn:
         truths = {c: await read_truths(conn, tenant, w) for c, w in worlds.items()}
     questions = [q for t in truths["full"].values() for q in questions_for(t)]

@@ -39,3 +39,7 @@ def test_a_short_eval_grades_interviews_ranks_ablations_and_plays_the_games(tmp_
     assert "| plans accuracy (2 of 2) | 100.0 % |" in markdown and "1.3 % (6 of 453)" in markdown
     assert "| 29.89 |" in markdown and "| 83 |" in markdown and "| Crafter | 2 |" in markdown
     assert markdown in done.stdout
+    # The town report's figures for the full architecture's world, read before the interviews.
+    assert report["town"]["run"]["npcs"] == 1 and "party" in report["town"]["information_diffusion"]
+    assert "| network density |" in markdown and "| 0.167 → 0.74 |" in markdown
+    assert "| party known by | 1 → 1 of 1 (100.0 %) | 1 → 13 of 25 (52 %) |" in markdown
