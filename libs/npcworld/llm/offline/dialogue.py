@@ -61,7 +61,7 @@ _INVITE = re.compile(
 _ANSWER = re.compile(r"^(?:i'd love to|sorry|that's kind of you)", re.IGNORECASE)
 _FAREWELL = re.compile(r"\b(?:goodbye|bye|see you)\b", re.IGNORECASE)
 _NAME = r"[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3}"
-# A player's line as the memory service stores it (plain, or as a claim against canon, maybe counted).
+# Interview questions about who the NPC is, and about what it has come to think.
 _ABOUT_SELF = re.compile(
     r"\b(?:yourself|who are you|"
     r"your (?:occupation|job|work|profession|trade|personality|character|name|age))\b",
@@ -79,6 +79,7 @@ _ABOUT_PLAN = re.compile(r"\b(?:will you|are you going to|do you plan|your plans
 _FIRST_STEP = re.compile(r": (?=\d{2}:\d{2} )")
 _NEXT_STEP = re.compile(r"; (?=\d{2}:\d{2} )")
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# A player's line as the memory service stores it (plain, or as a claim against canon, maybe counted).
 _PLAYER_LINE = re.compile(
     r'^A player \((?P<id>[^)]{1,100})\) (?:said|claims) to [^":]{1,200}: "(?P<text>[^"]*)"')
 _KNOWS_OTHERWISE = re.compile(r"knows otherwise: (?P<fact>[^)]+)\)")
