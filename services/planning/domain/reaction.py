@@ -70,7 +70,7 @@ def consider(
     key = f"person:{person[0][0]}" if person else _norm(seen.description)
     recent = _unexpired(state, now)
     people_weighed = sum(1 for k, _ in recent if k.startswith("person:"))
-    cooling = bool(person) and any(k == f"talk:{person[0][0]}" for k, _ in recent)
+    cooling = bool(person) and not may_talk(state, person[0][0], now)
     if any(k == key for k, _ in recent) or cooling or (person and people_weighed >= PEOPLE_PER_COOLDOWN):
         return replace(state, seen=recent), False
     return replace(state, seen=_bounded(((key, now), *recent))), True
@@ -96,7 +96,8 @@ def may_talk(state: PlannerState, npc_id: str, now: datetime) -> bool:
 
 
 def talked(state: PlannerState, npc_id: str, now: datetime) -> PlannerState:
-    """Remember that the NPC started a conversation with ``npc_id`` now."""
+    """Remember that the NPC talked with ``npc_id`` now (started a conversation, or one ended): the pair's
+    cooldown starts."""
     return replace(state, seen=_bounded(((f"talk:{npc_id}", now), *_unexpired(state, now))))
 
 
