@@ -78,7 +78,7 @@ _ABOUT_PLAN = re.compile(r"\b(?:will you|are you going to|do you plan|your plans
 # A plan memory is a heading, then its steps ("My plan for Monday 13 February: 07:00 wake up; 08:00 work").
 _FIRST_STEP = re.compile(r": (?=\d{2}:\d{2} )")
 _NEXT_STEP = re.compile(r"; (?=\d{2}:\d{2} )")
-_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DAY = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.IGNORECASE)
 # A player's line as the memory service stores it (plain, or as a claim against canon, maybe counted).
 _PLAYER_LINE = re.compile(
     r'^A player \((?P<id>[^)]{1,100})\) (?:said|claims) to [^":]{1,200}: "(?P<text>[^"]*)"')
@@ -569,17 +569,22 @@ def _plan_steps(memory: str) -> list[tuple[int, str]]:
     return [(int(s[:2]) * 60 + int(s[3:5]), s[6:].strip()) for s in steps]
 
 
+def _day_named(text: str) -> str | None:
+    found = _DAY.search(text)
+    return found[1].lower() if found else None
+
+
 def _planned_at(i: PlayerLineInput, asked: re.Match[str]) -> str | None:
     """What the recalled plan memories have the NPC doing at the asked time: the step under way then in the
     plan (or change of plans) that starts latest but not after it; a day plan of another day named in the
     question does not count."""
     at = int(asked[1]) * 60 + int(asked[2])
-    day = next((d for d in _DAYS if re.search(rf"\b{d}\b", i.text, re.IGNORECASE)), None)
+    day = _day_named(i.text)
     best: tuple[int, str] | None = None
     for m in i.memories:
         if m.kind != "plan":
             continue
-        named = next((d for d in _DAYS if re.search(rf"\b{d}\b", m.description.split(":")[0], re.I)), None)
+        named = _day_named(m.description.split(":")[0])
         if day and named and named != day:
             continue
         steps = _plan_steps(m.description)
