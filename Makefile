@@ -25,7 +25,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check libs services launcher tests bench sdk/python
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy libs services launcher
+	$(VENV)/bin/mypy libs services launcher bench
 
 contracts: $(STAMP)
 	$(VENV)/bin/npcworld contracts

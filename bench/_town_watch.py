@@ -37,7 +37,8 @@ def _role(pid: int) -> str:
 
 
 def _tree(pid: int) -> list[int]:
-    found, todo = [], [pid]
+    found: list[int] = []
+    todo = [pid]
     while todo and len(found) < 10_000:  # bounded: a process tree is never this big
         found.append(pid := todo.pop())
         todo.extend(children(pid))

@@ -28,7 +28,8 @@ from pathlib import Path
 import httpx
 import psycopg
 
-from bench._stack import BenchStack, _free_port, cpu_seconds
+from bench._stack import BenchStack, cpu_seconds
+from launcher.private_ports import free_port
 from services.gateway.repository import KeyRepository
 
 T0 = "2023-02-14T15:00:00+00:00"
@@ -179,7 +180,7 @@ def main() -> None:
     logs = Path(tempfile.mkdtemp(prefix="npcworld-bench-chat-logs-"))
     print(f"process logs in {logs}", file=sys.stderr)
     with BenchStack() as stack:
-        gw_port, mem_port = _free_port(), _free_port()
+        gw_port, mem_port = free_port(), free_port()
         env = {
             **os.environ,
             "KAFKA_FETCH_MAX_WAIT_MS": os.environ.get("KAFKA_FETCH_MAX_WAIT_MS", "10"),

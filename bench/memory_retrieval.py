@@ -189,12 +189,12 @@ class _Explaining:
         self.conn, self.plans = conn, list[str]()
 
     def pipeline(self) -> contextlib.AbstractAsyncContextManager[None]:
-        return contextlib.nullcontext()  # type: ignore[return-value]  # one statement at a time here
+        return contextlib.nullcontext()  # one statement at a time here
 
     async def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
         text = query if isinstance(query, str) else query.as_string(self.conn)
         if text.lstrip().upper().startswith(("SELECT", "WITH")):
-            explain = sql.SQL("EXPLAIN (ANALYZE, BUFFERS) ") + sql.SQL(text)  # type: ignore[arg-type]
+            explain = sql.SQL("EXPLAIN (ANALYZE, BUFFERS) ") + sql.SQL(text)
             rows = await (await self.conn.execute(explain, params, prepare=False)).fetchall()
             self.plans.append("\n".join(r[0] for r in rows))
         return await self.conn.execute(query, params, **kwargs)

@@ -17,7 +17,8 @@ from datetime import UTC, datetime, timedelta
 
 from celery.contrib.testing.worker import start_worker
 
-from bench._stack import BenchStack, _free_port
+from bench._stack import BenchStack
+from launcher.private_ports import free_port
 from npcworld.contracts import Envelope, ObservationMade, ReflectionTriggered
 from npcworld.db import open_pool
 from npcworld.embeddings import LocalMiniLMEmbedder
@@ -97,11 +98,11 @@ async def _celery(name: str, broker: str, db: str, memory_url: str, pool: object
 
 async def main(args: argparse.Namespace) -> None:
     with BenchStack() as stack:
-        port = _free_port()
-        settings = MemoryServiceSettings(
-            DATABASE_URL=stack.database_url, KAFKA_BOOTSTRAP_SERVERS=stack.bootstrap,
-            MEMORY_API_HOST="127.0.0.1", MEMORY_API_PORT=port,
-        )
+        port = free_port()
+        settings = MemoryServiceSettings.model_validate({
+            "DATABASE_URL": stack.database_url, "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap,
+            "MEMORY_API_HOST": "127.0.0.1", "MEMORY_API_PORT": port,
+        })
         embedder, stop, started = LocalMiniLMEmbedder(), asyncio.Event(), asyncio.Event()
         service = asyncio.create_task(serve_memory(settings, stop=stop, embedder=embedder, started=started))
         await started.wait()

@@ -1,7 +1,7 @@
 """Scale runs: generated towns (``town-<npcs>-<seed>``) of 25, 100, 250 and 1,000 NPCs, stepped and live.
 
 Run: python -m bench.scale [--npcs 25,100,250,1000] [--modes stepped,live] [--hours 0.25]
-                           [--live-seconds 120] [--speed 1] [--seed 1] [--json FILE]
+                           [--live-seconds 120] [--speed 1] [--focus K] [--seed 1] [--json FILE]
 
 Each run has a private embedded stack (its own Postgres and broker on a free port) and every service process,
 and creates the town as ``npcworld simulate`` does. **Stepped** resumes the clock stepped, as ``simulate``
@@ -9,8 +9,10 @@ does (each step starts once the pipeline has digested the previous one; the brok
 events), for ``--hours`` of world time. **Live** runs the clock in real time (``--speed`` world seconds per
 wall second, 10 s steps) for ``--live-seconds`` of wall time, then pauses it and times how long the pipeline
 still needs to digest what was ticked (a real-time clock ticks on whether or not the pipeline keeps up, so
-this lag is what says whether it did). Measured from just before the clock starts (the town loaded and the
-pipeline quiet) to the last step: NPC-steps/s, the real-time factor
+this lag is what says whether it did). ``--focus M`` turns level of detail on: the clock's focus is the
+homes of the town's first M NPCs (as if players stood in those households), so NPCs elsewhere run coarse
+until they walk in; the report gives how many NPCs the ticks had in full detail. Measured from just before
+the clock starts (the town loaded and the pipeline quiet) to the last step: NPC-steps/s, the real-time factor
 (world seconds per wall second; a live run at speed 1 keeps up when it is 1), CPU used per process (from
 /proc, as a share of one core), events stored per NPC-step, LLM calls per NPC per simulated day by prompt kind
 (the ``llm_calls`` table) and storage per NPC-day (growth of every table's size), with the load average at the
@@ -30,12 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from bench._scale_watch import figures, snapshot
-from bench._stack import _free_port
 from launcher.embedded import EmbeddedStack
 from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
 from launcher.embedded.rotation import BrokerRotation
 from launcher.instances import instance_name
-from launcher.private_ports import private_api_env
+from launcher.private_ports import free_port, private_api_env
 from launcher.supervisor import SERVICE_MODULES, ProcessGroup, process_commands, rotate_group_broker
 from npcworld.contracts import ClockChanged, EventPayload, WorldCreated
 from npcworld.db import open_pool
@@ -47,11 +48,13 @@ from npcworld.templates.generator import generated_name
 STEP_SECONDS = 10.0
 
 
-def run(npcs: int, seed: int, speed: float | None, span: float, work: Path) -> dict[str, Any]:
+def run(
+    npcs: int, seed: int, speed: float | None, span: float, work: Path, focus: int = 0
+) -> dict[str, Any]:
     """One town on a private stack: stepped (``speed`` None) for ``span`` world seconds, or live for
-    ``span`` wall seconds."""
+    ``span`` wall seconds; ``focus`` > 0 focuses the clock on the homes of the first ``focus`` NPCs."""
     home = work / "stack"
-    stack = EmbeddedStack(home, kafka_port=_free_port())
+    stack = EmbeddedStack(home, kafka_port=free_port())
     state = stack.up()
     env = {
         **state.client_env(dict(os.environ)),
@@ -63,7 +66,7 @@ def run(npcs: int, seed: int, speed: float | None, span: float, work: Path) -> d
     group.start()
     try:
         town = _Town(npcs, seed, state.database_url, home, group, stack)
-        return asyncio.run(town.measure(speed, span))
+        return asyncio.run(town.measure(speed, span, focus))
     finally:
         group.stop()
         stack.down()
@@ -85,11 +88,14 @@ class _Town:
         self.world = f"scale-{self.name}"
         self.rotation = BrokerRotation(DEFAULT_ROTATE_EVENTS)
 
-    async def measure(self, speed: float | None, span: float) -> dict[str, Any]:
+    async def measure(self, speed: float | None, span: float, focus: int = 0) -> dict[str, Any]:
         from services.gateway.repository import GatewayRepository
         from services.world_state.quiescence import PipelineProbe
 
-        start = load_template(self.name).start_time
+        template = load_template(self.name)
+        start = template.start_time
+        homes = dict.fromkeys(p.location.split(":")[0] for p in template.npcs[:focus] if p.location)
+        places = tuple(f"{self.world}:{home}" for home in homes) or None
         pool = await open_pool(self.url, max_size=3, name="scale")
         try:
             async with pool.connection() as conn, conn.transaction():
@@ -105,7 +111,8 @@ class _Town:
             steps = round(span / STEP_SECONDS)
             until = start + timedelta(seconds=steps * STEP_SECONDS) if speed is None else None
             async with pool.connection() as conn, conn.transaction():
-                resume = ClockChanged(paused=False, speed=speed, step_seconds=STEP_SECONDS, until=until)
+                resume = ClockChanged(paused=False, speed=speed, step_seconds=STEP_SECONDS, until=until,
+                                      focus=places)
                 await _append(conn, f"clock-ops-{self.world}", resume, tenant, self.world, start)
             if speed is None:
                 sql = "SELECT step FROM ws_clocks WHERE world_id = %s"
@@ -123,10 +130,13 @@ class _Town:
                     await _append(conn, f"clock-ops-{self.world}", stop, tenant, self.world, start)
                 if await PipelineProbe(pool).wait_idle(600):  # None: not digested after 10 minutes
                     lag = round(time.monotonic() - last.at, 1)
+            detail = await _in_detail(pool, self.world) if places else None
         finally:
             await pool.close()
         out = figures(self.npcs, STEP_SECONDS, first, last)
         out["broker_rotations"] = len(self.rotation.rotations)
+        if places:
+            out["focus_sectors"], out["npcs_in_detail"] = len(places), detail
         if speed is not None:
             out["speed"], out["steps_due"], out["lag_seconds"] = speed, int(span * speed / STEP_SECONDS), lag
         return out
@@ -149,6 +159,18 @@ class _Town:
         raise TimeoutError(f"not done after {timeout} s: {sql}")
 
 
+async def _in_detail(pool: Any, world: str) -> dict[str, float]:
+    """How many NPCs the world's ticks had in full detail: fewest, mean and most over the ticks."""
+    sql = ("SELECT min(n), avg(n), max(n) FROM"
+           " (SELECT jsonb_array_length(payload -> 'detail') AS n FROM events WHERE world_id = %s"
+           "  AND type = 'WorldTicked' AND jsonb_typeof(payload -> 'detail') = 'array') t")
+    async with pool.connection() as conn:
+        row = await (await conn.execute(sql, (world,))).fetchone()
+    if row is None or row[0] is None:
+        return {}
+    return {"min": int(row[0]), "mean": round(float(row[1]), 1), "max": int(row[2])}
+
+
 def _line(label: str, values: dict[str, Any]) -> str:
     return f"  {label}: " + ", ".join(f"{k} {v}" for k, v in values.items())
 
@@ -164,6 +186,9 @@ def show(mode: str, r: dict[str, Any]) -> None:
         due = f" (steps due {r['steps_due']}, then {r['lag_seconds']} s to digest them)"
     print(f"  NPC-steps/s {r['npc_steps_per_second']}  real-time factor {r['realtime_factor']}{due}  "
           f"events per NPC-step {r['events_per_npc_step']}  CPU cores used {r['cpu_cores_used']}")
+    if "npcs_in_detail" in r:
+        print(_line(f"level of detail: focus on {r['focus_sectors']} homes, NPCs in full detail per tick",
+                    r["npcs_in_detail"]))
     print(f"  storage MB per NPC-day {r['storage_mb_per_npc_day']} ({r['storage_mb']} MB in all)")
     print(_line("largest tables (MB per NPC-day)", r["largest_tables_mb_per_npc_day"]))
     print(_line("LLM calls per NPC-day", r["llm_calls_per_npc_day"]))
@@ -177,6 +202,8 @@ def main() -> None:
     parser.add_argument("--hours", type=float, default=0.25, help="world hours of each stepped run")
     parser.add_argument("--live-seconds", type=float, default=120, help="wall seconds of each live run")
     parser.add_argument("--speed", type=float, default=1.0, help="live clock: world seconds per wall second")
+    parser.add_argument("--focus", type=int, default=0,
+                        help="level of detail: focus the clock on the homes of the first M NPCs (0: off)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="also write every run's figures here")
     args = parser.parse_args()
@@ -190,9 +217,9 @@ def main() -> None:
         for mode in modes:
             with tempfile.TemporaryDirectory(prefix=f"scale-{npcs}-{mode}-") as tmp:
                 if mode == "stepped":
-                    r = run(npcs, args.seed, None, args.hours * 3600, Path(tmp))
+                    r = run(npcs, args.seed, None, args.hours * 3600, Path(tmp), args.focus)
                 else:
-                    r = run(npcs, args.seed, args.speed, args.live_seconds, Path(tmp))
+                    r = run(npcs, args.seed, args.speed, args.live_seconds, Path(tmp), args.focus)
             show(mode, r)
             results.append({"mode": mode, "template": generated_name(npcs, args.seed), **r})
             if args.json:

@@ -12,6 +12,7 @@ import platform
 import tempfile
 import time
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,7 +26,7 @@ T0 = datetime(2023, 2, 13, 8, 0, tzinfo=UTC)
 LINE = "I found a strange key behind the bakery, does it open anything in the cafe? " * 2
 
 
-async def _append(url: str, tenant: str, payloads: list[EventPayload], batch: int) -> float:
+async def _append(url: str, tenant: str, payloads: Sequence[EventPayload], batch: int) -> float:
     pool = await open_pool(url, min_size=1, max_size=2)
     try:
         started = time.perf_counter()

@@ -32,10 +32,10 @@ from typing import Any
 import httpx
 import psycopg
 
-from bench._stack import _free_port, unwind_on_term
+from bench._stack import unwind_on_term
 from bench._town_clients import LoadPlan, check_events, check_replies, drive, summarise
 from bench._town_watch import Backlog, ProcessCpu
-from launcher.private_ports import private_api_env
+from launcher.private_ports import free_port, private_api_env
 
 WORLD = "brindle-hollow"
 
@@ -45,7 +45,7 @@ class Town:
 
     def __init__(self, keep_logs: bool, instances: str = "") -> None:
         self.home = Path(tempfile.mkdtemp(prefix="npcworld-bench-town-"))
-        self.port, self.kafka_port = _free_port(), _free_port()
+        self.port, self.kafka_port = free_port(), free_port()
         self.keep_logs = keep_logs
         self.instances = instances
         self.proc: subprocess.Popen[bytes] | None = None

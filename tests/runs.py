@@ -12,8 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from launcher.private_ports import private_api_env
-from tests.infra import free_port
+from launcher.private_ports import free_port, private_api_env
 
 
 class Run:
