@@ -198,7 +198,8 @@ INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_i
 SELECT gen_random_uuid(), %(t)s::text || '/world-' || %(f)s::text, max(version) + 1, 'WorldForked', 1,
        %(t)s::text, %(f)s::text, copies.at, now(), gen_random_uuid(), jsonb_build_object(
          'source_world_id', %(w)s::text, 'at_world_time', copies.at, 'copied_events', copies.n)
-FROM events, copies WHERE stream_id = %(t)s::text || '/world-' || %(f)s::text GROUP BY copies.at, copies.n
+FROM events, copies WHERE stream_key(stream_id) = stream_key(%(t)s::text || '/world-' || %(f)s::text)
+ AND stream_id = %(t)s::text || '/world-' || %(f)s::text GROUP BY copies.at, copies.n
 """
 
 

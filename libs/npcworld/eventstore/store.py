@@ -14,7 +14,7 @@ from npcworld.contracts import Envelope, envelope_from_dict
 from npcworld.errors import ConcurrencyError
 from npcworld.shredding.sealing import reveal, seal_payloads
 
-__all__ = ["EventFilter", "EventStore", "StoredEvent", "stored_stream_id"]
+__all__ = ["STREAM_IS", "EventFilter", "EventStore", "StoredEvent", "stored_stream_id"]
 
 _COLUMNS = (
     "seq, event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id, world_time, "
@@ -32,6 +32,9 @@ _INSERT_OUTBOX = (
     "INSERT INTO outbox (seq, topic, key) "
     "SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[])"
 )
+# One stored stream's events, by the digest its versions are indexed under (migration 0120) and by name; the
+# two placeholders both take the stored name (``stored_stream_id``).
+STREAM_IS = "stream_key(stream_id) = stream_key(%s) AND stream_id = %s"
 
 
 def stored_stream_id(tenant_id: str, stream_id: str) -> str:
@@ -133,8 +136,8 @@ class EventStore:
     async def stream_version(self, conn: AsyncConnection[Any], tenant_id: str, stream_id: str) -> int:
         """The version of the tenant's stream's last event (0 when the stream is empty)."""
         cur = await conn.execute(
-            "SELECT coalesce(max(version), 0) FROM events WHERE stream_id = %s",
-            (stored_stream_id(tenant_id, stream_id),),
+            f"SELECT coalesce(max(version), 0) FROM events WHERE {STREAM_IS}",
+            (stored_stream_id(tenant_id, stream_id),) * 2,
         )
         row = await cur.fetchone()
         return int(row[0]) if row else 0
@@ -145,8 +148,8 @@ class EventStore:
         """Every event of one of the tenant's streams after ``after_version``, in version order."""
         async with conn.cursor(row_factory=dict_row) as cur:
             await cur.execute(
-                f"SELECT {_COLUMNS} FROM events WHERE stream_id = %s AND version > %s ORDER BY version",
-                (stored_stream_id(tenant_id, stream_id), after_version),
+                f"SELECT {_COLUMNS} FROM events WHERE {STREAM_IS} AND version > %s ORDER BY version",
+                (*(stored_stream_id(tenant_id, stream_id),) * 2, after_version),
             )
             return await _stored_all(conn, await cur.fetchall())
 
@@ -205,7 +208,7 @@ def _columns(
         [e.causation_id for e in events],
         [e.correlation_id for e in events],
         [e.forked_from for e in events],
-        [e.trace.model_dump_json() for e in events],
+        [e.trace.model_dump_json(exclude_none=True) for e in events],  # no trace: "{}", not two nulls
         payloads,
     )
 

@@ -17,7 +17,7 @@ from psycopg.rows import dict_row
 
 from npcworld.contracts.memory import legacy_provenance
 from npcworld.eventlog import EVENT_COLUMNS, LoggedEvent, events_after, logged
-from npcworld.eventstore.store import stored_stream_id
+from npcworld.eventstore.store import STREAM_IS, stored_stream_id
 from npcworld.fork import world_stream
 from npcworld.messaging.heartbeat import owed_sql
 from npcworld.outbox.relay import _OLDEST_AGE
@@ -63,8 +63,8 @@ def _rows(conn: psycopg.Connection[Any], query: str, params: Any) -> list[dict[s
 def world(conn: psycopg.Connection[Any], tenant_id: str, world_id: str) -> World:
     """The tenant's world as its world stream tells it (``exists`` False: none of this tenant's)."""
     out = World(world_id)
-    rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE stream_id = %s ORDER BY version",
-                 (stored_stream_id(tenant_id, world_stream(world_id)),))
+    rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE {STREAM_IS} ORDER BY version",
+                 (stored_stream_id(tenant_id, world_stream(world_id)),) * 2)
     for e in logged(conn, rows):
         p = e.payload
         if e.type == "WorldCreated":
@@ -93,14 +93,18 @@ def worlds(
         " UNION ALL SELECT (SELECT min(world_id) FROM events WHERE tenant_id = %(t)s AND world_id > ids.id)"
         " FROM ids WHERE ids.id IS NOT NULL)"
         " SELECT c.world_id, c.payload->>'name' AS name, c.payload->>'template' AS template,"
-        " (SELECT count(*) FROM events n WHERE n.stream_id = c.stream_id AND n.type = 'NpcCreated') AS npcs,"
-        " (SELECT f.payload->>'source_world_id' FROM events f WHERE f.stream_id = c.stream_id"
+        " (SELECT count(*) FROM events n WHERE stream_key(n.stream_id) = stream_key(c.stream_id)"
+        " AND n.stream_id = c.stream_id AND n.type = 'NpcCreated') AS npcs,"
+        " (SELECT f.payload->>'source_world_id' FROM events f"
+        " WHERE stream_key(f.stream_id) = stream_key(c.stream_id) AND f.stream_id = c.stream_id"
         " AND f.type = 'WorldForked' LIMIT 1) AS fork_of,"
         " (SELECT max(world_time) FROM events t WHERE t.tenant_id = c.tenant_id AND t.world_id = c.world_id)"
-        " AS now FROM ids JOIN events c ON c.stream_id = %(t)s || '/world-' || ids.id AND c.version = 1"
+        " AS now FROM ids JOIN events c ON stream_key(c.stream_id) = stream_key(%(t)s || '/world-' || ids.id)"
+        " AND c.stream_id = %(t)s || '/world-' || ids.id AND c.version = 1"
         " WHERE ids.id IS NOT NULL AND c.type = 'WorldCreated'"
         " AND (%(only)s::text[] IS NULL OR c.world_id = ANY(%(only)s::text[]))"
-        " AND NOT EXISTS (SELECT 1 FROM events d WHERE d.stream_id = c.stream_id AND d.type = 'WorldDeleted')"
+        " AND NOT EXISTS (SELECT 1 FROM events d WHERE stream_key(d.stream_id) = stream_key(c.stream_id)"
+        " AND d.stream_id = c.stream_id AND d.type = 'WorldDeleted')"
         " ORDER BY c.seq DESC LIMIT 200",
         {"t": tenant_id, "only": sorted(only) if only is not None else None},
     )

@@ -8,7 +8,7 @@ from psycopg import AsyncConnection
 
 from npcworld.contracts import EventPayload
 from npcworld.eventstore import EventStore
-from npcworld.eventstore.store import stored_stream_id
+from npcworld.eventstore.store import STREAM_IS, stored_stream_id
 from npcworld.fork import world_stream
 from services.gateway.domain import WorldState, fold
 from services.gateway.repository._keys import SCOPES, ApiKey, KeyRepository
@@ -43,8 +43,8 @@ class GatewayRepository:
     async def world_stream_end(self, tenant_id: str, world_id: str) -> tuple[int, str] | None:
         """The world stream's last (version, event_id), or None while it is empty: one index lookup."""
         cur = await self.conn.execute(
-            "SELECT version, event_id::text FROM events WHERE stream_id = %s ORDER BY version DESC LIMIT 1",
-            (stored_stream_id(tenant_id, world_stream(world_id)),),
+            f"SELECT version, event_id::text FROM events WHERE {STREAM_IS} ORDER BY version DESC LIMIT 1",
+            (stored_stream_id(tenant_id, world_stream(world_id)),) * 2,
         )
         row = await cur.fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
