@@ -2,7 +2,8 @@
 
 ``python -m bench.town_report DIR [--template brindle-hollow] [--json FILE]`` reads the event log of the
 stack ``npcworld simulate --out DIR`` left (or is still writing: the report covers the world time reached)
-and prints the report's figures. It adds what the report itself does not measure:
+and prints the report's figures. A run that has ended left its Postgres stopped: it is started for the
+report and stopped again afterwards. It adds what the report itself does not measure:
 
 - **gossip provenance**: every claim a conversation line quotes from someone (``X told me: "…"``,
   ``… said: "…"``) must be in a memory the speaker had when it spoke; a quoted claim with no such memory is
@@ -20,6 +21,7 @@ from typing import Any
 
 import psycopg
 
+from launcher.embedded.postgres import postgres_pid, start_postgres, stop_postgres
 from launcher.simulation.eventlog import read_facts
 from launcher.simulation.gossip import gossip_provenance
 from launcher.simulation.report import build_report
@@ -71,7 +73,17 @@ def main() -> None:
     parser.add_argument("--template", default="brindle-hollow")
     parser.add_argument("--json", type=Path, help="also write the whole report here")
     args = parser.parse_args()
-    report = asyncio.run(town_report(args.home, args.template))
+    pgdata = args.home / "stack" / "pgdata"
+    if not (pgdata / "PG_VERSION").exists():
+        parser.error(f"{args.home} holds no simulation stack (no {pgdata})")
+    stopped = postgres_pid(pgdata) is None  # the run has ended: its database is started for the report
+    if stopped:
+        start_postgres(pgdata)
+    try:
+        report = asyncio.run(town_report(args.home, args.template))
+    finally:
+        if stopped:
+            stop_postgres(pgdata)
     print(_summary(report))
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, sort_keys=True, default=str))
