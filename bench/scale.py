@@ -136,7 +136,7 @@ class _Town:
         out = figures(self.npcs, STEP_SECONDS, first, last)
         out["broker_rotations"] = len(self.rotation.rotations)
         if places:
-            out["focus_sectors"], out["npcs_in_detail"] = len(places), detail
+            out["focus_homes"], out["npcs_in_detail"] = len(places), detail
         if speed is not None:
             out["speed"], out["steps_due"], out["lag_seconds"] = speed, int(span * speed / STEP_SECONDS), lag
         return out
@@ -187,7 +187,7 @@ def show(mode: str, r: dict[str, Any]) -> None:
     print(f"  NPC-steps/s {r['npc_steps_per_second']}  real-time factor {r['realtime_factor']}{due}  "
           f"events per NPC-step {r['events_per_npc_step']}  CPU cores used {r['cpu_cores_used']}")
     if "npcs_in_detail" in r:
-        print(_line(f"level of detail: focus on {r['focus_sectors']} homes, NPCs in full detail per tick",
+        print(_line(f"level of detail: focus on {r['focus_homes']} homes, NPCs in full detail per tick",
                     r["npcs_in_detail"]))
     print(f"  storage MB per NPC-day {r['storage_mb_per_npc_day']} ({r['storage_mb']} MB in all)")
     print(_line("largest tables (MB per NPC-day)", r["largest_tables_mb_per_npc_day"]))
