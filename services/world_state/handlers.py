@@ -133,9 +133,12 @@ async def apply_clock_changed(event: Envelope[ClockChanged], conn: AsyncConnecti
 
 
 async def apply_world_ticked(event: Envelope[WorldTicked], conn: AsyncConnection[Any]) -> None:
-    """The step and world time; the tick's ``recorded_at`` paces the next one (never moving it back)."""
+    """The step and world time; the step's due time (a stepped clock's: its ``recorded_at``) paces the next
+    one (never moving it back)."""
+    due = event.payload.due_at
     await WorldRepository(conn).apply_tick(
-        event.tenant_id, event.world_id, event.payload.step, event.world_time, event.recorded_at.timestamp()
+        event.tenant_id, event.world_id, event.payload.step, event.world_time,
+        event.recorded_at.timestamp() if due is None else due,
     )
 
 

@@ -104,6 +104,12 @@ class WorldTicked(EventPayload):
         description="level of detail: the NPCs in full detail this step (in a focus place of the clock); the "
         "others run coarse. None: every NPC in full detail",
     )
+    due_at: float | None = Field(
+        default=None,
+        description="a real-time clock: when this step was due (Unix seconds), from which the next one is "
+        "scheduled; None: a stepped clock, or a tick recorded before schedules were kept (paced from its "
+        "recorded_at)",
+    )
 
 
 class StepCompleted(EventPayload):

@@ -22,13 +22,14 @@ class ClockState:
     step_seconds: float
     speed: float | None
     paused: bool
-    last_tick_wall: float
+    last_tick_wall: float  # a real-time clock: when its last step was due (wall seconds); else when it was made
     until: datetime | None = None
     focus: tuple[str, ...] | None = None  # level of detail (ClockChanged.focus); None: all in full detail
 
 
 def is_due(clock: ClockState, wall_now: float) -> bool:
-    """A running clock ticks once ``step_seconds / speed`` wall seconds have passed since its last tick.
+    """A running clock ticks once ``step_seconds / speed`` wall seconds have passed since its last step was
+    due (not since it was made: a tick taken late does not push every later one back).
 
     A stepped clock is always due; the ticker gates it on the pipeline having digested the last step.
     A clock with ``until`` stops once its world time reaches it.
@@ -44,17 +45,32 @@ def next_tick(
     clock: ClockState, wall_now: float, places: Mapping[str, str | None] | None = None
 ) -> tuple[ClockState, WorldTicked]:
     """Advance one step: the new clock state and the event announcing it. With a focus (level of detail),
-    the event names the NPCs in full detail: those whose place (``places``: npc → path) is in focus."""
+    the event names the NPCs in full detail: those whose place (``places``: npc → path) is in focus.
+
+    A real-time step keeps to its schedule: it is due one interval after the last step was due, so the
+    ticker's lateness does not accrue. A clock more than a whole interval behind (a run stopped, a machine
+    stalled) starts a new schedule now rather than catching up in a burst. The event carries the due time,
+    so a rebuilt clock keeps the same schedule."""
+    due = _due_at(clock, wall_now)
     advanced = replace(
         clock,
         step=clock.step + 1,
-        last_tick_wall=wall_now,
+        last_tick_wall=wall_now if due is None else due,
         world_time=clock.world_time + timedelta(seconds=clock.step_seconds),
     )
     detail = None if clock.focus is None else tuple(
         sorted(npc for npc, path in (places or {}).items() if in_focus(path, clock.focus))
     )
-    return advanced, WorldTicked(step=advanced.step, step_seconds=clock.step_seconds, detail=detail)
+    return advanced, WorldTicked(step=advanced.step, step_seconds=clock.step_seconds, detail=detail, due_at=due)
+
+
+def _due_at(clock: ClockState, wall_now: float) -> float | None:
+    """When a real-time clock's next step was due (None for a stepped clock, which has no schedule)."""
+    if clock.speed is None:
+        return None
+    interval = clock.step_seconds / clock.speed
+    due = clock.last_tick_wall + interval
+    return due if wall_now - due < interval else wall_now
 
 
 def in_focus(path: str | None, focus: Sequence[str]) -> bool:

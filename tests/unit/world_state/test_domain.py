@@ -106,6 +106,19 @@ def test_the_clock_paces_real_time_fast_and_stepped_and_stops_at_until() -> None
     assert not is_due(replace(clock, paused=True), 1e9)
 
 
+def test_a_real_time_clock_keeps_its_schedule_when_ticks_are_taken_late() -> None:
+    clock = ClockState("t", "w", T0, 0, 10.0, 1.0, False, last_tick_wall=100.0)
+    for n in range(1, 61):  # every tick taken 0.4 s after it was due: an hour of them, never a step lost
+        assert is_due(clock, 100.0 + 10 * n + 0.4)
+        clock, ticked = next_tick(clock, 100.0 + 10 * n + 0.4)
+        assert ticked.due_at == clock.last_tick_wall == 100.0 + 10 * n
+    assert clock.step == 60 and not is_due(clock, 100.0 + 10 * 61 - 0.1)
+    resumed, ticked = next_tick(clock, 5_000.0)  # far behind (the run was down): a new schedule, no burst
+    assert ticked.due_at == resumed.last_tick_wall == 5_000.0 and not is_due(resumed, 5_009.0)
+    stepped = replace(clock, speed=None)
+    assert next_tick(stepped, 7_000.0)[1].due_at is None  # a stepped clock has no schedule
+
+
 def test_a_tiled_world_addresses_tiles_to_arenas() -> None:
     t = tree()
     assert t.address((6, 2)) == "w:East:room" and t.address((4, 2)) is None
