@@ -81,6 +81,9 @@ def run_simulation(cfg: SimulationConfig, progress: Progress | None = None) -> d
                 **private_api_env(),  # a live backend may use the default 8101 and 8102
                 "NPCWORLD_SEED": str(cfg.seed),
                 "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
+                # Claims are kept as rows for 10 minutes of wall time by default: hours of a simulated
+                # world. A world running in real time keeps minutes of them; so does a simulation.
+                "CLAIMS_KEEP_SECONDS": os.environ.get("CLAIMS_KEEP_SECONDS", "30"),
                 STACK_MARKER: str(home.resolve()),
             }
             # No gateway here, so none of its read models either (its consumer would only cost CPU).

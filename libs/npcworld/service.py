@@ -93,7 +93,8 @@ async def serve(
         loop = ConsumerLoop(name, routes, deps, projection=projection, pool=pool,
                             bootstrap=endpoints.kafka_bootstrap_servers,
                             events_per_transaction=events_per_transaction,
-                            ingest_share=settings.ingest_share, beside=beside,
+                            ingest_share=settings.ingest_share,
+                            claims_keep_seconds=settings.claims_keep_seconds, beside=beside,
                             paces_steps=paces_steps)
 
         async def readiness() -> dict[str, bool]:

@@ -33,6 +33,9 @@ class CommonSettings(BaseSettings):
     ingest_share: float = Field(
         default=0.5, gt=0, le=1, description="INGEST_SHARE: the share of a consumer's time that posted"
         " perceptions' work may take while the world's events keep coming (1 = unpaced)")
+    claims_keep_seconds: float = Field(
+        default=600.0, ge=0, description="CLAIMS_KEEP_SECONDS: how long a consumer's claims of settled events"
+        " stay rows (with their processed_at) before they are folded into its watermark")
     log_level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")
 
 

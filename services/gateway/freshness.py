@@ -19,6 +19,7 @@ from fastapi import Request
 from psycopg import AsyncConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from npcworld.eventstore.claims import covered_sql
 from npcworld.messaging.heartbeat import LIVE_SECONDS
 from services.gateway.handlers import CONSUMER, PROJECTION
 
@@ -41,7 +42,8 @@ SELECT EXISTS (SELECT 1 FROM consumer_heartbeats WHERE consumer = %(c)s
            AND NOT EXISTS (SELECT 1 FROM processed_events p
                             WHERE p.consumer = %(c)s AND p.event_id = e.event_id)
            AND NOT EXISTS (SELECT 1 FROM dead_letters d
-                            WHERE d.consumer = %(c)s AND d.event_id = e.event_id))
+                            WHERE d.consumer = %(c)s AND d.event_id = e.event_id)
+           AND NOT """ + covered_sql("%(c)s", "e.seq") + """)
 """
 
 

@@ -114,7 +114,8 @@ async def _consume(name: str, settings: Settings, deps: MemoryDeps, stop: asynci
     try:
         loop = MemoryConsumerLoop(name, ROUTES, deps, projection=build_projection(deps, name), pool=pool,
                                   bootstrap=endpoints.kafka_bootstrap_servers,
-                                  world_first=deps.world_first, ingest_share=settings.ingest_share)
+                                  world_first=deps.world_first, ingest_share=settings.ingest_share,
+                                  claims_keep_seconds=settings.claims_keep_seconds)
 
         async def readiness() -> dict[str, bool]:
             return {"database": await database_reachable(pool), "consumer": loop.started.is_set()}

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld.eventstore.claims import covered_sql
 from npcworld.lanes import player_traffic_sql
 from npcworld.messaging.heartbeat import LIVE_SECONDS
 
@@ -72,6 +73,7 @@ WITH bound AS (
                         WHERE p.consumer = live.consumer AND p.event_id = s.event_id)
        AND NOT EXISTS (SELECT 1 FROM dead_letters d
                         WHERE d.consumer = live.consumer AND d.event_id = s.event_id)
+       AND NOT {covered_sql("live.consumer", "s.seq")}
 )
 SELECT (SELECT seq FROM bound),
        (SELECT count(*) FROM outbox o JOIN scoped s ON s.seq = o.seq),

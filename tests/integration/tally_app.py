@@ -63,6 +63,18 @@ async def append_observations(conn: AsyncConnection, world_id: str, texts: list[
             await uow.append(f"perception-{world_id}-{npc_id}", [event])
 
 
+async def append_observations_open(
+    conn: AsyncConnection, world_id: str, texts: list[tuple[str, str]]
+) -> None:
+    """Like ``append_observations``, in the connection's open transaction, left uncommitted (an append that
+    took its sequence numbers and has not committed yet)."""
+    uow = UnitOfWork(conn, EventStore())
+    for npc_id, text in texts:
+        event = uow.new_event(ObservationMade(description=text), tenant_id="tenant-a", world_id=world_id,
+                              npc_id=npc_id, world_time=datetime(2023, 2, 13, 8, 0, tzinfo=UTC))
+        await uow.append(f"perception-{world_id}-{npc_id}", [event])
+
+
 async def prepare(database_url: str) -> None:
     async with await AsyncConnection.connect(database_url, autocommit=True) as conn:
         await conn.execute(TALLY_DDL)

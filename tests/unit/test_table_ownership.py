@@ -22,7 +22,7 @@ _SQL = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE|EXISTS)\s+([a-z_][a-z0-9_]*
 LIBRARY = frozenset({
     "events", "outbox", "relay_state", "processed_events", "dead_letters", "consumer_heartbeats",
     "broker_generations", "llm_calls", "llm_budgets", "llm_reply_chunks", "schema_migrations", "held_work",
-    "egress_secrets", "player_keys", "forgotten_players",
+    "egress_secrets", "player_keys", "forgotten_players", "claim_watermarks",
 })
 _BY_PREFIX = {
     "ws_": "world_state", "pc_": "perception", "memory_": "memory", "memories": "memory",

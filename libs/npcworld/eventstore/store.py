@@ -12,6 +12,7 @@ from psycopg.rows import dict_row
 
 from npcworld.contracts import Envelope, envelope_from_dict
 from npcworld.errors import ConcurrencyError
+from npcworld.eventstore.claims import covered_sql
 from npcworld.shredding.sealing import reveal, seal_payloads
 
 __all__ = ["STREAM_IS", "EventFilter", "EventStore", "StoredEvent", "stored_stream_id"]
@@ -175,9 +176,10 @@ class EventStore:
             clauses.append("world_time <= %s")
             params.append(f.until_world_time)
         if f.claimed_by is not None:
-            clauses.append("EXISTS (SELECT 1 FROM processed_events p"
-                           " WHERE p.consumer = %s AND p.event_id = events.event_id)")
-            params.append(f.claimed_by)
+            clauses.append("(EXISTS (SELECT 1 FROM processed_events p"
+                           " WHERE p.consumer = %s AND p.event_id = events.event_id)"
+                           f" OR {covered_sql('%s', 'events.seq')})")
+            params += [f.claimed_by, f.claimed_by]
         params.append(limit)
         sql = f"SELECT {_COLUMNS} FROM events WHERE {' AND '.join(clauses)} ORDER BY seq LIMIT %s"
         async with conn.cursor(row_factory=dict_row) as cur:

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld.eventstore.claims import covered_sql
 from npcworld.telemetry import instruments
 
 __all__ = ["LIVE_SECONDS", "Heartbeat", "owed_sql"]
@@ -27,7 +28,7 @@ LIVE_SECONDS = 15.0
 
 
 def owed_sql() -> str:
-    """CTEs ``live`` and ``owed``: each live consumer's unprocessed, not dead-lettered events of its types
+    """CTEs ``live`` and ``owed``: each live consumer's unclaimed, not dead-lettered events of its types
     with ``%(since)s < seq <= %(until)s`` (parameters ``since``, ``until`` and ``alive``, in seconds)."""
     return """live AS (
     SELECT DISTINCT consumer, types FROM consumer_heartbeats
@@ -40,6 +41,7 @@ def owed_sql() -> str:
                         WHERE p.consumer = live.consumer AND p.event_id = e.event_id)
        AND NOT EXISTS (SELECT 1 FROM dead_letters d
                         WHERE d.consumer = live.consumer AND d.event_id = e.event_id)
+       AND NOT """ + covered_sql("live.consumer", "e.seq") + """
 )"""
 
 

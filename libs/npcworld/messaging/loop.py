@@ -24,7 +24,7 @@ from psycopg_pool import AsyncConnectionPool
 from npcworld.cause import handling
 from npcworld.contracts import EVENT_TYPES, Envelope, decode_envelope
 from npcworld.errors import PermanentError
-from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.eventstore import EventStore, UnitOfWork, claims
 from npcworld.lanes import LANES, Lane, WorldFirst, handling_lane, rank
 from npcworld.messaging.dead_letter import DeadLetterer
 from npcworld.messaging.heartbeat import Heartbeat
@@ -82,6 +82,8 @@ class ConsumerLoop(Generic[D]):
         ingest_share: float = INGEST_SHARE,
         beside: Iterable[Lane] = (),
         paces_steps: bool = True,
+        claims_fold_seconds: float = 30.0,
+        claims_keep_seconds: float = claims.KEEP_SECONDS,
     ) -> None:
         unknown = set(routes) - set(EVENT_TYPES)
         if unknown:
@@ -116,6 +118,9 @@ class ConsumerLoop(Generic[D]):
         self.beside = frozenset(rank(lane) for lane in beside)
         # False: stepped clocks do not wait for this consumer (see ``Heartbeat``).
         self.paces_steps = paces_steps
+        # How often this consumer's settled claims are folded into its watermark, and how long they stay rows.
+        self.claims_fold_seconds = claims_fold_seconds
+        self.claims_keep_seconds = claims_keep_seconds
         self.store = EventStore()
         # The types read from Kafka: a projection's appended-only types never come that way.
         own = projection.appended_only if projection is not None else frozenset()
@@ -141,6 +146,7 @@ class ConsumerLoop(Generic[D]):
         types = set(self.consumed)
         heartbeat = Heartbeat(self.pool, self.name, types, seconds=self.heartbeat_seconds,
                               paces_steps=self.paces_steps)
+        folding = asyncio.create_task(self._fold_claims(stop), name=f"{self.name}-claims")
         try:
             await backoff.call(heartbeat.start, stop)
             if stop.is_set():
@@ -152,9 +158,33 @@ class ConsumerLoop(Generic[D]):
                     self.started.clear()
                     await backoff.failed(exc, stop)
         finally:
+            folding.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await folding
             await heartbeat.stop()
             await producer.stop()
             logger.info("consumer %s stopped", self.name)
+
+    async def _fold_claims(self, stop: asyncio.Event) -> None:
+        """Every ``claims_fold_seconds``, fold this consumer's settled claims into its watermark
+        (``npcworld.eventstore.claims``). A failed round is retried at the next one (said once)."""
+        failing = False
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.claims_fold_seconds)
+            if stop.is_set():
+                return
+            try:
+                async with self.pool.connection() as conn, conn.transaction():
+                    await claims.fold(conn, self.name, {*self.routes, *self.appliers},
+                                      keep_seconds=self.claims_keep_seconds)
+            except Exception as exc:
+                if not failing:
+                    logger.warning("%s: folding claims failed (retried every %g s): %r", self.name,
+                                   self.claims_fold_seconds, exc)
+                failing = True
+                continue
+            failing = False
 
     async def _started_producer(self) -> AIOKafkaProducer:
         producer = make_producer(self.bootstrap, f"{self.name}-dlq")
@@ -307,7 +337,8 @@ class ConsumerLoop(Generic[D]):
             return {}
         try:
             async with self.pool.connection() as conn:
-                done = await _processed(conn, self.name, [e.event_id for es in events.values() for e in es])
+                ids = [e.event_id for es in events.values() for e in es]
+                done = await claims.processed(conn, self.name, ids)
         except Exception:  # only the database being away: the transaction retries it with backoff
             logger.warning("%s: could not read what was processed; the batch is applied ungathered",
                            self.name, exc_info=True)
@@ -379,7 +410,7 @@ class ConsumerLoop(Generic[D]):
         if not relevant:
             return
         ids = list(dict.fromkeys(e.event_id for _, e in relevant))
-        done = await _processed(conn, self.name, ids)
+        done = await claims.processed(conn, self.name, ids)
         fresh = [i for i in ids if i not in done]
         pending = set(fresh)
         async with self._maybe_pipeline(conn, {e.type for _, e in relevant}):
@@ -404,6 +435,8 @@ class ConsumerLoop(Generic[D]):
                 "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])",
                 (self.name, fresh),
             )
+            if await claims.covered(conn, self.name, fresh):  # claimed meanwhile and then folded
+                raise _ClaimedMeanwhile(f"{self.name}: an event of the batch was claimed meanwhile")
 
     def _maybe_pipeline(self, conn: AsyncConnection[Any], types: set[str]) -> Any:
         """Pipeline mode for a poll whose events all go to pipelined routes (``routes.on``) and to no
@@ -464,7 +497,7 @@ class ConsumerLoop(Generic[D]):
                         " ON CONFLICT DO NOTHING",
                         (self.name, envelope.event_id),
                     )
-                    if cur.rowcount == 0:
+                    if cur.rowcount == 0 or await claims.covered(conn, self.name, [envelope.event_id]):
                         instruments().events_skipped.add(1, labels)
                         return
                     with handling_lane(lane_of(record)):
@@ -505,15 +538,6 @@ async def _transaction_of(consumer: str) -> AsyncIterator[None]:
         yield
 
 
-async def _processed(conn: AsyncConnection[Any], consumer: str, ids: list[Any]) -> set[Any]:
-    """Which of ``ids`` this consumer has processed already."""
-    cur = await conn.execute(
-        "SELECT event_id FROM processed_events WHERE consumer = %s AND event_id = ANY(%s::uuid[])",
-        (consumer, ids),
-    )
-    return {row[0] for row in await cur.fetchall()}
-
-
 async def _end_aside(name: str, task: asyncio.Task[None]) -> None:
     """Let the batch beside end as the loop stops; one that fails is left uncommitted, to be redelivered."""
     try:
@@ -532,6 +556,11 @@ class _Aside:
     records: list[KafkaRecord]
     started: float
     lane: int  # its lane's rank
+
+
+class _ClaimedMeanwhile(Exception):
+    """Another instance claimed an event of the batch, and a fold folded its claim into the watermark, while
+    this one handled it: the batch is redone on the careful path, which skips it."""
 
 
 class _Abandoned(Exception):

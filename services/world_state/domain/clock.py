@@ -22,7 +22,7 @@ class ClockState:
     step_seconds: float
     speed: float | None
     paused: bool
-    last_tick_wall: float  # a real-time clock: when its last step was due (wall seconds); else when it was made
+    last_tick_wall: float  # real time: when its last step was due (wall seconds); stepped: when it was made
     until: datetime | None = None
     focus: tuple[str, ...] | None = None  # level of detail (ClockChanged.focus); None: all in full detail
 
@@ -61,7 +61,8 @@ def next_tick(
     detail = None if clock.focus is None else tuple(
         sorted(npc for npc, path in (places or {}).items() if in_focus(path, clock.focus))
     )
-    return advanced, WorldTicked(step=advanced.step, step_seconds=clock.step_seconds, detail=detail, due_at=due)
+    ticked = WorldTicked(step=advanced.step, step_seconds=clock.step_seconds, detail=detail, due_at=due)
+    return advanced, ticked
 
 
 def _due_at(clock: ClockState, wall_now: float) -> float | None:
