@@ -131,6 +131,7 @@ class _Town:
                 if await PipelineProbe(pool).wait_idle(600):  # None: not digested after 10 minutes
                     lag = round(time.monotonic() - last.at, 1)
             detail = await _in_detail(pool, self.world) if places else None
+            lateness = await _lateness(pool, self.world) if speed is not None else None
         finally:
             await pool.close()
         out = figures(self.npcs, STEP_SECONDS, first, last)
@@ -139,6 +140,7 @@ class _Town:
             out["focus_homes"], out["npcs_in_detail"] = len(places), detail
         if speed is not None:
             out["speed"], out["steps_due"], out["lag_seconds"] = speed, int(span * speed / STEP_SECONDS), lag
+            out["tick_lateness_seconds"] = lateness
         return out
 
     async def _until(
@@ -171,6 +173,19 @@ async def _in_detail(pool: Any, world: str) -> dict[str, float]:
     return {"min": int(row[0]), "mean": round(float(row[1]), 1), "max": int(row[2])}
 
 
+async def _lateness(pool: Any, world: str) -> dict[str, float]:
+    """How long after its due time each tick of a real-time clock was made (its ``recorded_at`` against its
+    ``due_at``): mean and most, over the ticks."""
+    sql = ("SELECT count(*), avg(late), max(late) FROM"
+           " (SELECT extract(epoch FROM recorded_at) - (payload ->> 'due_at')::float8 AS late FROM events"
+           "  WHERE world_id = %s AND type = 'WorldTicked' AND payload ->> 'due_at' IS NOT NULL) t")
+    async with pool.connection() as conn:
+        row = await (await conn.execute(sql, (world,))).fetchone()
+    if row is None or not row[0]:
+        return {}
+    return {"ticks": int(row[0]), "mean": round(float(row[1]), 3), "max": round(float(row[2]), 3)}
+
+
 def _line(label: str, values: dict[str, Any]) -> str:
     return f"  {label}: " + ", ".join(f"{k} {v}" for k, v in values.items())
 
@@ -189,6 +204,8 @@ def show(mode: str, r: dict[str, Any]) -> None:
     if "npcs_in_detail" in r:
         print(_line(f"level of detail: focus on {r['focus_homes']} homes, NPCs in full detail per tick",
                     r["npcs_in_detail"]))
+    if r.get("tick_lateness_seconds"):
+        print(_line("ticks made after their due time (s)", r["tick_lateness_seconds"]))
     print(f"  storage MB per NPC-day {r['storage_mb_per_npc_day']} ({r['storage_mb']} MB in all)")
     print(_line("largest tables (MB per NPC-day)", r["largest_tables_mb_per_npc_day"]))
     print(_line("LLM calls per NPC-day", r["llm_calls_per_npc_day"]))
