@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from psycopg_pool import AsyncConnectionPool
 
-from npcworld.eventstore.claims import covered_sql
+from npcworld.eventstore.claims import watermark
 from npcworld.lanes import player_traffic_sql
 from npcworld.messaging.heartbeat import LIVE_SECONDS
 
@@ -55,7 +55,7 @@ _SNAPSHOT = f"""
 WITH bound AS (
     SELECT coalesce(%(bound)s::bigint, (SELECT max(seq) FROM events), 0) AS seq
 ), live AS (
-    SELECT DISTINCT consumer, types FROM consumer_heartbeats
+    SELECT DISTINCT h.consumer, h.types, {watermark("h.consumer")} AS mark FROM consumer_heartbeats h
      WHERE seen_at > now() - make_interval(secs => %(alive)s) AND paces_steps
 ), caused AS (
     SELECT DISTINCT correlation_id FROM events
@@ -68,12 +68,11 @@ WITH bound AS (
        AND (%(players)s OR NOT {player_traffic_sql("e")})
 ), owed AS (
     SELECT live.consumer, s.event_id
-      FROM scoped s JOIN live ON s.type = ANY (live.types)
+      FROM scoped s JOIN live ON s.type = ANY (live.types) AND s.seq > live.mark
      WHERE NOT EXISTS (SELECT 1 FROM processed_events p
                         WHERE p.consumer = live.consumer AND p.event_id = s.event_id)
        AND NOT EXISTS (SELECT 1 FROM dead_letters d
                         WHERE d.consumer = live.consumer AND d.event_id = s.event_id)
-       AND NOT {covered_sql("live.consumer", "s.seq")}
 )
 SELECT (SELECT seq FROM bound),
        (SELECT count(*) FROM outbox o JOIN scoped s ON s.seq = o.seq),

@@ -27,7 +27,7 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-__all__ = ["KEEP_SECONDS", "covered", "covered_sql", "fold", "processed"]
+__all__ = ["KEEP_SECONDS", "covered", "covered_sql", "fold", "processed", "watermark"]
 
 # Claims stay rows at least this long after their event is settled.
 KEEP_SECONDS = 600.0
@@ -36,10 +36,16 @@ KEEP_SECONDS = 600.0
 FOLD_SPAN = 50_000
 
 
+def watermark(consumer: str) -> str:
+    """An SQL expression: ``consumer``'s watermark (0 when it has none), ``consumer`` an SQL expression.
+    Queries over many events take it once per consumer (a join), not once per event."""
+    return f"coalesce((SELECT w.seq FROM claim_watermarks w WHERE w.consumer = {consumer}), 0)"
+
+
 def covered_sql(consumer: str, seq: str) -> str:
-    """An SQL condition: the event at sequence number ``seq`` is below ``consumer``'s watermark (both SQL
-    expressions)."""
-    return f"{seq} <= coalesce((SELECT w.seq FROM claim_watermarks w WHERE w.consumer = {consumer}), 0)"
+    """An SQL condition: the event at sequence number ``seq`` is at or below ``consumer``'s watermark (both
+    SQL expressions)."""
+    return f"{seq} <= {watermark(consumer)}"
 
 
 async def processed(conn: AsyncConnection[Any], consumer: str, ids: Sequence[Any]) -> set[Any]:

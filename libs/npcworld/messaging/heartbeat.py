@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from npcworld.eventstore.claims import covered_sql
+from npcworld.eventstore.claims import watermark
 from npcworld.telemetry import instruments
 
 __all__ = ["LIVE_SECONDS", "Heartbeat", "owed_sql"]
@@ -30,18 +30,17 @@ LIVE_SECONDS = 15.0
 def owed_sql() -> str:
     """CTEs ``live`` and ``owed``: each live consumer's unclaimed, not dead-lettered events of its types
     with ``%(since)s < seq <= %(until)s`` (parameters ``since``, ``until`` and ``alive``, in seconds)."""
-    return """live AS (
-    SELECT DISTINCT consumer, types FROM consumer_heartbeats
+    return f"""live AS (
+    SELECT DISTINCT h.consumer, h.types, {watermark("h.consumer")} AS mark FROM consumer_heartbeats h
      WHERE seen_at > now() - make_interval(secs => %(alive)s)
 ), owed AS (
     SELECT live.consumer, e.event_id
-      FROM events e JOIN live ON e.type = ANY (live.types)
+      FROM events e JOIN live ON e.type = ANY (live.types) AND e.seq > live.mark
      WHERE e.seq > %(since)s AND e.seq <= %(until)s
        AND NOT EXISTS (SELECT 1 FROM processed_events p
                         WHERE p.consumer = live.consumer AND p.event_id = e.event_id)
        AND NOT EXISTS (SELECT 1 FROM dead_letters d
                         WHERE d.consumer = live.consumer AND d.event_id = e.event_id)
-       AND NOT """ + covered_sql("live.consumer", "e.seq") + """
 )"""
 
 
