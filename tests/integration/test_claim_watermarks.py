@@ -50,8 +50,9 @@ async def _claim(pool: AsyncConnectionPool, consumer: str, ids: list[Any]) -> No
 async def _caught_up(pool: AsyncConnectionPool, consumer: str) -> None:
     """A consumer that has processed every event stored so far (the module's database is shared)."""
     async with pool.connection() as conn:
-        await conn.execute("INSERT INTO processed_events (consumer, event_id) SELECT %s, event_id FROM events",
-                           (consumer,))
+        await conn.execute(
+            "INSERT INTO processed_events (consumer, event_id) SELECT %s, event_id FROM events", (consumer,)
+        )
 
 
 async def _fold(pool: AsyncConnectionPool, consumer: str) -> int:

@@ -8,7 +8,11 @@ from datetime import datetime, timedelta
 
 from npcworld.contracts import ClockChanged, WorldTicked
 
-__all__ = ["ClockState", "apply_change", "in_focus", "is_due", "next_tick"]
+__all__ = ["CATCH_UP_STEPS", "ClockState", "apply_change", "in_focus", "is_due", "next_tick"]
+
+# A real-time clock fewer intervals than this behind its schedule makes up the steps it missed, one after the
+# other; further behind, it starts a new schedule.
+CATCH_UP_STEPS = 6
 
 
 @dataclass(frozen=True)
@@ -48,9 +52,10 @@ def next_tick(
     the event names the NPCs in full detail: those whose place (``places``: npc → path) is in focus.
 
     A real-time step keeps to its schedule: it is due one interval after the last step was due, so the
-    ticker's lateness does not accrue. A clock more than a whole interval behind (a run stopped, a machine
-    stalled) starts a new schedule now rather than catching up in a burst. The event carries the due time,
-    so a rebuilt clock keeps the same schedule."""
+    ticker's lateness does not accrue, and a ticker held up for a few intervals makes the steps due meanwhile
+    one after the other. A clock ``CATCH_UP_STEPS`` intervals behind or more (a run stopped, a machine
+    suspended) starts a new schedule now instead of a burst. The event carries the due time, so a rebuilt
+    clock keeps the same schedule."""
     due = _due_at(clock, wall_now)
     advanced = replace(
         clock,
@@ -71,7 +76,7 @@ def _due_at(clock: ClockState, wall_now: float) -> float | None:
         return None
     interval = clock.step_seconds / clock.speed
     due = clock.last_tick_wall + interval
-    return due if wall_now - due < interval else wall_now
+    return due if wall_now - due < CATCH_UP_STEPS * interval else wall_now
 
 
 def in_focus(path: str | None, focus: Sequence[str]) -> bool:

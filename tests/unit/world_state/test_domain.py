@@ -113,6 +113,12 @@ def test_a_real_time_clock_keeps_its_schedule_when_ticks_are_taken_late() -> Non
         clock, ticked = next_tick(clock, 100.0 + 10 * n + 0.4)
         assert ticked.due_at == clock.last_tick_wall == 100.0 + 10 * n
     assert clock.step == 60 and not is_due(clock, 100.0 + 10 * 61 - 0.1)
+    held_up = 100.0 + 10 * 61 + 21.0  # a ticker held up 21 s: the two steps due meanwhile follow at once
+    for n in (61, 62, 63):
+        assert is_due(clock, held_up)
+        clock, ticked = next_tick(clock, held_up)
+        assert ticked.due_at == 100.0 + 10 * n
+    assert not is_due(clock, held_up) and clock.step == 63
     resumed, ticked = next_tick(clock, 5_000.0)  # far behind (the run was down): a new schedule, no burst
     assert ticked.due_at == resumed.last_tick_wall == 5_000.0 and not is_due(resumed, 5_009.0)
     stepped = replace(clock, speed=None)
