@@ -183,7 +183,9 @@ class EventStore:
         params.append(limit)
         sql = f"SELECT {_COLUMNS} FROM events WHERE {' AND '.join(clauses)} ORDER BY seq LIMIT %s"
         async with conn.cursor(row_factory=dict_row) as cur:
-            await cur.execute(sql, params)
+            # Named types: planned for the actual names, never as a generic (prepared) plan, which cannot use
+            # the (world, type) index: it covers only the types that are rare in a log (migration 0122).
+            await cur.execute(sql, params, prepare=False if f.types else None)
             return await _stored_all(conn, await cur.fetchall())
 
     async def last_seq(self, conn: AsyncConnection[Any]) -> int:

@@ -45,6 +45,7 @@ class EventReader:
         cur = await self.conn.execute(
             f"SELECT seq, {_SETTLED} FROM events WHERE {' AND '.join(clauses)} ORDER BY seq LIMIT %s",
             [*params, limit],
+            prepare=False if where.types else None,  # as EventStore.read_all: the type index is partial
         )
         settled = 0
         for _, ok in await cur.fetchall():
