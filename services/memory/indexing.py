@@ -1,7 +1,8 @@
 """Background upkeep of per-stream HNSW indexes: build one for each large stream, drop those of gone streams.
 
 A stream past MEMORY_OWN_INDEX_MIN memories is searched in an index of its own, so a query never walks
-other NPCs' vectors; until it is built the shared index serves it. One process at a time does the upkeep
+other NPCs' vectors, and no index holds the vectors of streams that are ranked by an exact scan; until it is
+built, the stream's relevance search sorts it exactly. One process at a time does the upkeep
 (an advisory lock), and each build runs CONCURRENTLY, so writes continue meanwhile.
 """
 

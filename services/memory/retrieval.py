@@ -1,8 +1,9 @@
 """Retrieval as a service call: validate, embed the query, rank the stream, note the access.
 
-Small streams are ranked exactly in SQL. Large ones take the top-C by relevance from the HNSW index (a
-stream's own index once it is large), then only those memories whose importance + recency could still beat
-the k-th best (Fagin's threshold algorithm: one index range per importance level), and score the union.
+Small streams are ranked exactly in SQL. Large ones take the top-C by relevance from the stream's own HNSW
+index (an exact sort until the upkeep has built it), then only those memories whose importance + recency
+could still beat the k-th best (Fagin's threshold algorithm: one index range per importance level), and
+score the union.
 """
 
 from __future__ import annotations

@@ -44,8 +44,9 @@ class MemorySettings(BaseSettings):
     # 100k, 100 gave 0.993 (bench/memory_retrieval.py).
     farthest_ef_search: int = Field(default=100, ge=1, le=1000, validation_alias="MEMORY_FARTHEST_EF_SEARCH")
     hnsw_ef_search: int = Field(default=100, ge=1, le=1000, validation_alias="MEMORY_HNSW_EF_SEARCH")
-    # Streams with at least this many memories get an HNSW index of their own (built in the background).
-    own_index_min: int = Field(default=10000, ge=1, validation_alias="MEMORY_OWN_INDEX_MIN")
+    # Streams with at least this many memories get an HNSW index of their own (built in the background);
+    # there is no index over every stream, so a stream past exact_scan_max without one is sorted exactly.
+    own_index_min: int = Field(default=5000, ge=1, validation_alias="MEMORY_OWN_INDEX_MIN")
     index_interval_seconds: float = Field(
         default=60.0, gt=0, validation_alias="MEMORY_INDEX_INTERVAL_SECONDS"
     )

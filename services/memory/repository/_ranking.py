@@ -66,12 +66,11 @@ class RankingQueries:
         transaction, whose planner and HNSW settings it changes until ``restore_settings`` (custom plans stay
         on for the rest of the transaction).
 
-        A large stream has an index of its own, searched plainly. Otherwise the shared index is searched with
-        pgvector's iterative scan, which keeps reading the graph until enough rows pass the per-NPC filter.
-        The least relevant memory is the one nearest the negated query, far from every memory, where an
-        iterative search wanders for long: one plain graph search of ``plan.far_ef_search`` finds it.
+        A large stream has an HNSW index of its own (there is none over every stream: migration 0123); until
+        the upkeep has built it, the relevance searches sort the stream exactly. The least relevant memory is
+        the one nearest the negated query, far from every memory: one graph search of ``plan.far_ef_search``
+        finds it.
         """
-        iterative = "off" if stream.own_index else "relaxed_order"
         async with conn.pipeline():
             # The planner's HNSW cost estimate is pessimistic: for a few hundred rows it would rather sort
             # the NPC's whole stream, which is what this path exists to avoid. Every statement is planned
@@ -81,17 +80,13 @@ class RankingQueries:
             ranges = await conn.execute(
                 "SELECT current_setting('enable_sort'), set_config('enable_sort', 'off', true), "
                 "set_config('plan_cache_mode', 'force_custom_plan', true), "
-                "set_config('hnsw.iterative_scan', %s, true), set_config('hnsw.ef_search', %s, true), "
+                "set_config('hnsw.iterative_scan', 'off', true), set_config('hnsw.ef_search', %s, true), "
                 "min(importance), max(importance), min(last_accessed_at), max(last_accessed_at) "
                 "FROM memory_access WHERE npc_key = %s",
-                (iterative, str(min(max(plan.ef_search, plan.limit), 1000)), stream.key),
+                (str(min(max(plan.ef_search, plan.limit), 1000)), stream.key),
             )
             near = await self._nearest(conn, stream, query, plan.limit, query)
-            await conn.execute(
-                "SELECT set_config('hnsw.iterative_scan', 'off', true), "
-                "set_config('hnsw.ef_search', %s, true)",
-                (str(plan.far_ef_search),),
-            )
+            await conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(plan.far_ef_search),))
             far = await self._nearest(conn, stream, -query, 1, query)
             prior = await conn.execute(
                 _TOP_PRIOR,
@@ -124,7 +119,7 @@ class RankingQueries:
             "FROM memories WHERE npc_key = {key} AND embedding_dims = {dims} "
             "ORDER BY (embedding::halfvec({dims})) <=> %(q)s::halfvec({dims}) LIMIT %(limit)s"
         ).format(dims=dims, key=key)
-        # relaxed_order may return rows slightly out of order: materialise, then sort exactly.
+        # Materialise the hits, then order them by distance and id: the same order whichever plan found them.
         wrapped = sql.SQL(
             "WITH hits AS MATERIALIZED ({q}) "
             "SELECT h.memory_id::text, a.importance, a.last_accessed_at, 1 - h.relevance_distance "
