@@ -52,8 +52,8 @@ class ProbedLLM:
     """The LLM layer, recording for each call whether the consumer held a transaction open meanwhile."""
 
     def __init__(self, llm: LLM, pool: TrackedPool, calls: list[tuple[str, bool]],
-                 chains: list[uuid.UUID | None] | None = None) -> None:
-        self.llm, self.pool, self.calls, self.chains = llm, pool, calls, chains
+                 chains: list[uuid.UUID | None] | None = None, worlds: list[str] | None = None) -> None:
+        self.llm, self.pool, self.calls, self.chains, self.worlds = llm, pool, calls, chains, worlds
 
     async def complete(self, kind: str, *args: Any, **kwargs: Any) -> Any:
         # Its own connection in a transaction, or (for a task the handler started) the stretch the consumer
@@ -62,4 +62,6 @@ class ProbedLLM:
         if self.chains is not None:  # the chain (correlation id) each call was made for, beside it
             cause = current_cause()
             self.chains.append(cause.correlation_id if cause else None)
+        if self.worlds is not None:  # the world each call was made for, beside it
+            self.worlds.append(kwargs["world_id"])
         return await self.llm.complete(kind, *args, **kwargs)

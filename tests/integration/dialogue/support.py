@@ -40,8 +40,13 @@ class Stack:
     pool: AsyncConnectionPool
     memory: HttpMemoryReader
     # Each model call the dialogue consumer made: (prompt kind, whether one of its connections was then
-    # inside a transaction).
+    # inside a transaction), and the world it was made for, beside it. The consumer reads the topics from
+    # the start, so earlier tests' worlds are in both.
     llm_calls: list[tuple[str, bool]]
+    llm_worlds: list[str]
+
+    def calls_in(self, world_id: str) -> list[tuple[str, bool]]:
+        return [c for c, w in zip(self.llm_calls, self.llm_worlds, strict=True) if w == world_id]
 
 
 @dataclass(frozen=True)
@@ -62,8 +67,8 @@ async def running_dialogue(database_url: str, bootstrap: str, embedder: Embedder
     settings = Settings(database_url=database_url, kafka_bootstrap_servers=bootstrap)
     async with running_memory_service(database_url, bootstrap, embedder=embedder) as memory_url:
         memory = HttpMemoryReader(memory_url)
-        tracked, calls = TrackedPool(pool), list[tuple[str, bool]]()
-        llm = ProbedLLM(build_llm(settings, pool), tracked, calls)
+        tracked, calls, worlds = TrackedPool(pool), list[tuple[str, bool]](), list[str]()
+        llm = ProbedLLM(build_llm(settings, pool), tracked, calls, worlds=worlds)
         deps = DialogueDeps(llm=llm, memory=memory, rules=settings.rules())
         loop = ConsumerLoop(
             f"dialogue-{uuid.uuid4().hex[:8]}",
@@ -86,7 +91,7 @@ async def running_dialogue(database_url: str, bootstrap: str, embedder: Embedder
 
         try:
             await eventually(started, lambda ok: ok, timeout=60)
-            yield Stack(pool, memory, calls)
+            yield Stack(pool, memory, calls, worlds)
         finally:
             stop.set()
             await asyncio.gather(*tasks)

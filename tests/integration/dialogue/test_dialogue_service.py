@@ -59,7 +59,7 @@ async def test_two_npcs_who_meet_talk_until_it_ends_remember_it_and_their_relati
     assert 2 <= len(lines) <= 16 and lines[-1].payload.ends  # type: ignore[attr-defined]
     # Every line, the opening one included, and the summary were made before the consumer opened a
     # transaction for their event (the routes' gather steps).
-    calls = [c for c in stack.llm_calls if c[0] in ("dialogue_turn", "dialogue_summary")]
+    calls = [c for c in stack.calls_in(town.world_id) if c[0] in ("dialogue_turn", "dialogue_summary")]
     assert calls[0] == ("dialogue_turn", False) and calls[-1] == ("dialogue_summary", False)
     assert [c for c in calls if c[1]] == []
     assert [e.npc_id for e in lines[:2]] == ["isabella", "sam"]
