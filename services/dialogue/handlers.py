@@ -211,7 +211,9 @@ async def on_world_deleted(event: Envelope, uow: UnitOfWork, deps: DialogueDeps)
 
 # Gathered in this order (one route after another): a poll's next lines, then its replies, then its
 # opening lines, the order in which their retrievals were made when the openings were made inside the
-# transaction (a retrieval notes what it read, which moves later retrievals' recency once applied).
+# transaction (a retrieval notes what it read, which moves later retrievals' recency once applied). A
+# line's gather reads the speakers' profiles, places and relationships, which this consumer's other events
+# write: a poll is gathered in segments that end before a gathered event following such a writer.
 ROUTES = Routes(
     on(UtteranceSpoken, on_utterance_spoken, gather=gather_lines),
     on(PlayerSpoke, on_player_spoke, gather=gather_replies),
@@ -225,4 +227,5 @@ ROUTES = Routes(
     on(NpcRetired, on_npc_retired),
     on(PlacesDiscovered, on_places_discovered),
     on(WorldDeleted, on_world_deleted),
+    gathers_read_writes=True,
 )

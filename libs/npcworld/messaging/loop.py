@@ -36,6 +36,7 @@ from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
 from npcworld.messaging.record import KafkaRecord
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
 from npcworld.messaging.routes import Route, Routes
+from npcworld.messaging.segments import gather_segments, record_type
 from npcworld.projection import Projection
 from npcworld.slow_calls import in_transaction
 from npcworld.telemetry import context_from_headers, instruments, tracer
@@ -125,6 +126,7 @@ class ConsumerLoop(Generic[D]):
         # The types read from Kafka: a projection's appended-only types never come that way.
         own = projection.appended_only if projection is not None else frozenset()
         self.consumed = frozenset({*routes, *(t for t in self.appliers if t not in own)})
+        self._writers = frozenset({*routes, *self.appliers})  # types whose apply steps may write here
         self.topics = sorted({EVENT_TYPES[t].topic.name for t in self.consumed})
         self.started = asyncio.Event()
         self._positions: dict[TopicPartition, int] = {}
@@ -362,8 +364,21 @@ class ConsumerLoop(Generic[D]):
 
     async def _process_batch(self, records: list[KafkaRecord], dead: DeadLetterer) -> None:
         """Gather, then apply the poll in transactions of ``events_per_transaction`` events (all in one by
-        default); offsets are committed once for the poll."""
-        gathered = await self._gather(records) if self.routes.gathering() else {}
+        default); offsets are committed once for the poll. With ``Routes.gathers_read_writes`` a poll whose
+        gathered events follow events that write state here is gathered and applied in segments
+        (``npcworld.messaging.segments``), so each gather reads what the events before it wrote."""
+        wanted = self.routes.gathering()
+        if not wanted or not self.routes.gathers_read_writes:
+            await self._process_segment(records, dead, await self._gather(records) if wanted else {})
+            return
+        types = [record_type(r) for r in records]
+        for lo, hi in gather_segments(types, wanted, self._writers):
+            segment = records[lo:hi]
+            await self._process_segment(segment, dead, await self._gather(segment))
+
+    async def _process_segment(
+        self, records: list[KafkaRecord], dead: DeadLetterer, gathered: Gathered
+    ) -> None:
         size = self.events_per_transaction or len(records) or 1
         for start in range(0, max(len(records), 1), size):
             await self._process_transaction(records[start:start + size], dead, gathered)

@@ -119,9 +119,16 @@ class Routes(Mapping[str, Route[D]]):
     ``gather_together``: the routes' gathers of one poll run concurrently; by default they run one route
     after another, in declaration order, so gathers whose reads and writes elsewhere (memory retrievals note
     what they read) depend on one another's order stay deterministic.
+
+    ``gathers_read_writes``: the gathers read state that this consumer's other events write (dialogue's
+    lines read the profiles and places its projection keeps), so a poll is gathered and applied in segments
+    that end before a gathered event following such a writer (``npcworld.messaging.segments``). Off, a
+    poll's gathers all run first, which keeps per-poll batching (memory's importance ratings) whole.
     """
 
-    def __init__(self, *routes: Route[D], gather_together: bool = False) -> None:
+    def __init__(
+        self, *routes: Route[D], gather_together: bool = False, gathers_read_writes: bool = False
+    ) -> None:
         by_type: dict[str, Route[D]] = {}
         for route in routes:
             if route.event_type in by_type:
@@ -129,6 +136,7 @@ class Routes(Mapping[str, Route[D]]):
             by_type[route.event_type] = route
         self._routes = by_type
         self.gather_together = gather_together
+        self.gathers_read_writes = gathers_read_writes
 
     def __getitem__(self, event_type: str) -> Route[D]:
         return self._routes[event_type]

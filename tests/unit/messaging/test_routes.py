@@ -176,3 +176,22 @@ async def test_the_loop_gathers_before_the_transaction_and_hands_each_apply_step
     assert [r.getMessage() for r in caplog.records] == [
         f"llm call importance made inside consumer c's transaction (event_id={events[1].event_id})"
     ]
+
+
+async def test_when_gathers_read_what_the_consumer_writes_a_gather_waits_for_the_writes_before_it() -> None:
+    deps = _Seen()
+    pool: Any = _Pool()
+    routes = Routes(on(ObservationMade, _apply_text, gather=_gather_texts),
+                    on(WorldTicked, _apply_with_a_model_call), gathers_read_writes=True)
+    loop: ConsumerLoop[_Seen] = ConsumerLoop("c", routes, deps, pool=pool, bootstrap="127.0.0.1:1")
+    events = [_event(ObservationMade(description="a fire")), _event(ObservationMade(description="ash")),
+              _event(WorldTicked(step=3, step_seconds=10)), _event(ObservationMade(description="smoke"))]
+    await loop._process_batch([_Record(e.to_json(), i) for i, e in enumerate(events)], None)  # type: ignore[arg-type]
+    assert deps.log == [
+        ("gather", (None, ["a fire", "ash"])),  # together: nothing written here comes before them
+        ("apply", ("c", "a fire", "A FIRE")),
+        ("apply", ("c", "ash", "ASH")),
+        ("tick", 3),
+        ("gather", (None, ["smoke"])),  # after the tick was applied (and committed)
+        ("apply", ("c", "smoke", "SMOKE")),
+    ]
