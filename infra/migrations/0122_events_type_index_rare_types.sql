@@ -9,8 +9,10 @@
 -- designer's settings (canon, rules, validators), worlds created and deleted, players' lines, and what the
 -- console's timeline walks by type (moves, started actions), each a needle in a long log.
 --
--- Queries name their types as constants or bound parameters, so the planner proves the partial predicate
--- for each plan it makes for actual values (a generic plan, which cannot, costs more and is not chosen).
+-- The planner uses a partial index only where it can prove the predicate from the query: a type written in
+-- the query text, or a bound parameter in a plan made for its value. Reads that pass their types as a
+-- parameter (EventStore.read_all, the gateway's event listing) are therefore never prepared: a generic plan,
+-- made without the value, would walk the world's log instead.
 DROP INDEX events_type_idx;
 CREATE INDEX events_type_idx ON events (tenant_id, world_id, type, seq)
     WHERE type NOT IN ('WorldTicked', 'StepCompleted', 'ObservationMade', 'MemoryRecorded', 'ActionDecided',
