@@ -26,7 +26,7 @@ from aiokafka import TopicPartition
 
 from npcworld.lanes import LANES, rank
 from npcworld.messaging.ordering import in_store_order
-from npcworld.messaging.record import KafkaRecord
+from npcworld.messaging.record import KafkaRecord, header
 
 __all__ = ["INGEST_SHARE", "IngestPacer", "LaneQueue", "lane_of"]
 
@@ -42,10 +42,7 @@ WORLD_ACTIVE_SECONDS = 2.0
 
 def lane_of(record: KafkaRecord) -> str | None:
     """The record's ``lane`` header (None: a record from before lanes, taken as the world's)."""
-    for key, value in record.headers or ():
-        if key == "lane":
-            return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
-    return None
+    return header(record, "lane")
 
 
 class LaneQueue(Generic[R]):

@@ -33,7 +33,7 @@ from npcworld.messaging.lanes import INGEST_SHARE, IngestPacer, LaneQueue, lane_
 from npcworld.messaging.offsets import OffsetCommits
 from npcworld.messaging.ordering import in_store_order
 from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
-from npcworld.messaging.record import KafkaRecord
+from npcworld.messaging.record import KafkaRecord, header
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
 from npcworld.messaging.routes import Route, Routes
 from npcworld.messaging.segments import gather_segments, record_type
@@ -302,11 +302,8 @@ class ConsumerLoop(Generic[D]):
 
     def _is_work(self, record: KafkaRecord) -> bool:
         """Whether this consumer handles the record's event type (by its header; without one, it may)."""
-        for key, value in record.headers or ():
-            if key == "event_type":
-                kind = value.decode(errors="replace")
-                return kind in self.routes or kind in self.appliers
-        return True
+        kind = header(record, "event_type")
+        return kind is None or kind in self.routes or kind in self.appliers
 
     def _flow(self, consumer: AIOKafkaConsumer, waiting: int, paused: bool) -> bool:
         """Stop fetching while ``waiting`` records exceed a few polls' worth; fetch again once under it."""

@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from aiokafka import TopicPartition
 
-from npcworld.messaging.record import KafkaRecord
+from npcworld.messaging.record import KafkaRecord, header
 
 __all__ = ["in_store_order"]
 
@@ -30,10 +30,8 @@ def in_store_order(batches: Mapping[TopicPartition, list[R]]) -> list[R]:
 
 
 def _seq(record: KafkaRecord) -> int | None:
-    for key, value in record.headers or ():
-        if key == "seq":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
+    value = header(record, "seq")
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-__all__ = ["KafkaRecord"]
+__all__ = ["KafkaRecord", "header"]
 
 
 class KafkaRecord(Protocol):
@@ -33,3 +33,12 @@ class KafkaRecord(Protocol):
 
     @property
     def headers(self) -> Sequence[tuple[str, bytes]]: ...
+
+
+def header(record: KafkaRecord, name: str) -> str | None:
+    """The value of the record's header ``name`` (the relay sets ``event_type``, ``event_id``, ``seq`` and
+    ``lane``), or None when it has none."""
+    for key, value in record.headers or ():
+        if key == name:
+            return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+    return None

@@ -16,7 +16,7 @@ from collections.abc import Container, Sequence
 
 from npcworld.contracts import decode_envelope
 from npcworld.errors import PermanentError
-from npcworld.messaging.record import KafkaRecord
+from npcworld.messaging.record import KafkaRecord, header
 
 __all__ = ["gather_segments", "record_type"]
 
@@ -44,9 +44,8 @@ def gather_segments(
 
 def record_type(record: KafkaRecord) -> str | None:
     """The record's event type: its ``event_type`` header (the relay sets it), else from its value."""
-    for key, value in record.headers or ():
-        if key == "event_type":
-            return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+    if (kind := header(record, "event_type")) is not None:
+        return kind
     try:
         return decode_envelope(record.value or b"").type
     except PermanentError:
