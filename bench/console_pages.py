@@ -60,8 +60,9 @@ def build(url: str, npcs: int, events: int, fork: bool = True) -> tuple[str, str
             _fork(conn, tenant_id)
         conn.execute(_HEARTBEATS_SQL)
         conn.execute("VACUUM ANALYZE events")
-        why = conn.execute("SELECT event_id::text FROM events WHERE type = 'ActionDecided' AND world_id = %s"
-                           " AND npc_id = 'npc-1' ORDER BY seq DESC LIMIT 1", (WORLD,)).fetchone()
+        why = conn.execute("SELECT event_id::text FROM events WHERE type = 'ActionDecided'"
+                           " AND in_world(tenant_id, world_id, %s, %s) AND npc_id = 'npc-1'"
+                           " ORDER BY seq DESC LIMIT 1", (tenant_id, WORLD)).fetchone()
         assert why is not None
     return key, str(why[0])
 
@@ -71,7 +72,7 @@ WITH tpl AS (SELECT %(t)s AS t, %(w)s AS w)
 INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id,
     world_time,
                     recorded_at, correlation_id, payload)
-SELECT gen_random_uuid(), tpl.t || '/world-' || tpl.w, v, type, 1, tpl.t, tpl.w, npc, '2023-02-13 07:00Z',
+SELECT gen_random_uuid(), 'world-' || tpl.w, v, type, 1, tpl.t, tpl.w, npc, '2023-02-13 07:00Z',
        now(), gen_random_uuid(), payload
 FROM tpl, (
   SELECT 1 AS v, 'WorldCreated' AS type, NULL AS npc,
@@ -100,7 +101,7 @@ INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_i
     world_time,
                     recorded_at, causation_id, correlation_id, payload)
 SELECT CASE WHEN type = 'WorldTicked' AND i = 1 THEN md5(%(w)s || 'tick' || step)::uuid
-            ELSE gen_random_uuid() END, %(t)s || '/s-' || i || '-' || k, step, type, 1, %(t)s, %(w)s,
+            ELSE gen_random_uuid() END, 's-' || i || '-' || k, step, type, 1, %(t)s, %(w)s,
        CASE WHEN type = 'WorldTicked' THEN NULL ELSE 'npc-' || i END,
        timestamptz '2023-02-13 07:00Z' + make_interval(secs => step * 10), now(),
        CASE WHEN type IN ('ActionDecided', 'MemoriesAccessed', 'PlanRevised')
@@ -159,7 +160,8 @@ def _fork(conn: psycopg.Connection[Any], tenant_id: str) -> None:
     # the copy re-read the world for every row it copied and ran for minutes.
     conn.execute("ANALYZE events")
     row = conn.execute("SELECT min(world_time) + (max(world_time) - min(world_time)) / 2, max(seq)"
-                       " FROM events WHERE tenant_id = %s AND world_id = %s", (tenant_id, WORLD)).fetchone()
+                       " FROM events"
+                       " WHERE in_world(tenant_id, world_id, %s, %s)", (tenant_id, WORLD)).fetchone()
     assert row is not None
     conn.execute(_FORK_SQL, {"t": tenant_id, "w": WORLD, "f": FORK, "at": row[0], "last": row[1]})
     conn.execute(_FORKED_SQL, {"t": tenant_id, "w": WORLD, "f": FORK})
@@ -178,7 +180,7 @@ FORK = "big-fork"
 _FORK_SQL = """
 INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id,
                     world_time, recorded_at, causation_id, correlation_id, forked_from, payload)
-SELECT gen_random_uuid(), CASE WHEN stream_id = %(t)s || '/world-' || %(w)s THEN %(t)s || '/world-' || %(f)s
+SELECT gen_random_uuid(), CASE WHEN stream_id = 'world-' || %(w)s THEN 'world-' || %(f)s
        ELSE %(f)s || ':' || stream_id || CASE WHEN world_time > at THEN '-own' ELSE '' END END,
        version, type, schema_version, tenant_id, %(f)s, npc_id, world_time, now(),
        CASE WHEN world_time <= at THEN event_id END, correlation_id,
@@ -186,20 +188,20 @@ SELECT gen_random_uuid(), CASE WHEN stream_id = %(t)s || '/world-' || %(w)s THEN
        CASE WHEN world_time > at + interval '1 minute' AND type = 'ActionStarted'
             THEN jsonb_set(payload, '{description}', '"reading in the park"')
             ELSE replace(payload::text, %(w)s || ':', %(f)s || ':')::jsonb END
-FROM events, (SELECT %(at)s::timestamptz AS at) fork WHERE tenant_id = %(t)s AND world_id = %(w)s
+FROM events, (SELECT %(at)s::timestamptz AS at) fork WHERE in_world(tenant_id, world_id, %(t)s, %(w)s)
  AND seq <= %(last)s
 ORDER BY seq
 """
 _FORKED_SQL = """
 WITH copies AS (SELECT max(world_time) AS at, count(*) AS n FROM events
-                 WHERE tenant_id = %(t)s::text AND world_id = %(f)s::text AND forked_from IS NOT NULL)
+                 WHERE in_world(tenant_id, world_id, %(t)s::text, %(f)s::text) AND forked_from IS NOT NULL)
 INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id, world_time,
                     recorded_at, correlation_id, payload)
-SELECT gen_random_uuid(), %(t)s::text || '/world-' || %(f)s::text, max(version) + 1, 'WorldForked', 1,
+SELECT gen_random_uuid(), 'world-' || %(f)s::text, max(version) + 1, 'WorldForked', 1,
        %(t)s::text, %(f)s::text, copies.at, now(), gen_random_uuid(), jsonb_build_object(
          'source_world_id', %(w)s::text, 'at_world_time', copies.at, 'copied_events', copies.n)
-FROM events, copies WHERE stream_key(stream_id) = stream_key(%(t)s::text || '/world-' || %(f)s::text)
- AND stream_id = %(t)s::text || '/world-' || %(f)s::text GROUP BY copies.at, copies.n
+FROM events, copies WHERE in_stream(tenant_id, stream_id, %(t)s::text, 'world-' || %(f)s::text)
+ GROUP BY copies.at, copies.n
 """
 
 

@@ -76,7 +76,7 @@ async def read_truths(conn: AsyncConnection[Any], tenant_id: str, world_id: str)
     """Every NPC of the world by id, in event-store order (payloads read as JSON, not re-validated)."""
     facts = _Facts()
     cur = await conn.execute(
-        "SELECT type, npc_id, world_time, payload FROM events WHERE tenant_id = %s AND world_id = %s"
+        "SELECT type, npc_id, world_time, payload FROM events WHERE in_world(tenant_id, world_id, %s, %s)"
         " AND type = ANY(%s) ORDER BY seq",
         (tenant_id, world_id, _TYPES),
     )

@@ -135,7 +135,7 @@ class ProbeSettler:
             cur = await conn.execute(
                 "SELECT d.id, d.consumer, coalesce(d.event_type, '?'), d.reason FROM dead_letters d"
                 " JOIN events e ON e.event_id = d.event_id"
-                " WHERE d.id > %s AND e.tenant_id = %s AND e.world_id = %s ORDER BY d.id",
+                " WHERE d.id > %s AND in_world(e.tenant_id, e.world_id, %s, %s) ORDER BY d.id",
                 (self.seen_dead, self.tenant_id, world_id))
             rows = await cur.fetchall()
         if rows:

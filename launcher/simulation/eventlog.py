@@ -28,7 +28,7 @@ async def read_facts(conn: AsyncConnection[Any], tenant_id: str, world_id: str) 
     utterances: dict[str, list[str]] = defaultdict(list)
     ended: list[tuple[Any, dict[str, Any]]] = []
     cur = await conn.execute(
-        "SELECT type, npc_id, world_time, payload FROM events WHERE tenant_id = %s AND world_id = %s"
+        "SELECT type, npc_id, world_time, payload FROM events WHERE in_world(tenant_id, world_id, %s, %s)"
         " AND type = ANY(%s) ORDER BY seq",
         (tenant_id, world_id, list(_TYPES)),
     )
@@ -68,7 +68,7 @@ async def read_facts(conn: AsyncConnection[Any], tenant_id: str, world_id: str) 
     )
     facts.llm_calls = [LlmCall(r[0], r[1], r[2], r[3], r[4]) for r in await cur.fetchall()]
     cur = await conn.execute(
-        "SELECT type, count(*) FROM events WHERE tenant_id = %s AND world_id = %s GROUP BY type",
+        "SELECT type, count(*) FROM events WHERE in_world(tenant_id, world_id, %s, %s) GROUP BY type",
         (tenant_id, world_id),
     )
     facts.event_counts = {r[0]: int(r[1]) for r in await cur.fetchall()}

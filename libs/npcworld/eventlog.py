@@ -187,7 +187,7 @@ def memories_from_log(
     with conn.cursor() as cur:
         rows = cur.execute(
             "SELECT payload->>'memory_id', payload->>'kind', (payload->>'importance')::int,"
-            " payload->>'description' FROM events WHERE tenant_id = %s AND world_id = %s"
+            " payload->>'description' FROM events WHERE in_world(tenant_id, world_id, %s, %s)"
             " AND type = 'MemoryRecorded' AND (%s::text IS NULL OR npc_id = %s)"
             " AND payload->>'memory_id' = ANY(%s::text[])",
             (found.tenant_id, found.world_id, found.npc_id, found.npc_id, list(ids)),
@@ -198,10 +198,13 @@ def memories_from_log(
 
 
 _FILTERS = (
-    " AND (%(t)s::text IS NULL OR tenant_id = %(t)s) AND (%(w)s::text IS NULL OR world_id = %(w)s)"
     " AND (%(n)s::text IS NULL OR npc_id = %(n)s)"
     " AND (cardinality(%(types)s::text[]) = 0 OR type = ANY(%(types)s::text[]))"
 )
+# One world's events by the world's digest index (migration 0124); a tenant's, or an id's across tenants, by
+# scan.
+_ONE_WORLD = " AND in_world(tenant_id, world_id, %(t)s, %(w)s)"
+_SOME_WORLDS = " AND (%(t)s::text IS NULL OR tenant_id = %(t)s) AND (%(w)s::text IS NULL OR world_id = %(w)s)"
 
 
 def events_after(
@@ -220,7 +223,9 @@ def events_after(
     order = "DESC" if newest else "ASC"
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(
-            f"{_EVENT} WHERE seq > %(after)s {_FILTERS} ORDER BY seq {order} LIMIT %(limit)s",
+            f"{_EVENT} WHERE seq > %(after)s"
+            f" {_ONE_WORLD if tenant_id and world_id else _SOME_WORLDS}{_FILTERS}"
+            f" ORDER BY seq {order} LIMIT %(limit)s",
             {"after": after, "t": tenant_id, "w": world_id, "n": npc_id, "types": list(types),
              "limit": limit},
         ).fetchall()

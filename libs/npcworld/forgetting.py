@@ -30,10 +30,10 @@ SELECT event_id FROM events WHERE tenant_id = %(t)s AND type IN ('PlayerSpoke', 
 # world time.
 _WORLDS = """
 SELECT s.world_id,
-       (SELECT max(world_time) FROM events a WHERE a.tenant_id = %(t)s AND a.world_id = s.world_id)
+       (SELECT max(world_time) FROM events a WHERE in_world(a.tenant_id, a.world_id, %(t)s, s.world_id))
 FROM (SELECT DISTINCT world_id FROM events WHERE tenant_id = %(t)s AND type = 'PlayerSpoke'
         AND payload->>'player_id' = %(p)s) s
-WHERE NOT EXISTS (SELECT 1 FROM events f WHERE f.tenant_id = %(t)s AND f.world_id = s.world_id
+WHERE NOT EXISTS (SELECT 1 FROM events f WHERE in_world(f.tenant_id, f.world_id, %(t)s, s.world_id)
                   AND (f.type = 'WorldDeleted'
                        OR (f.type = 'PlayerForgotten' AND f.payload->>'player_id' = %(p)s)))
 ORDER BY s.world_id
@@ -103,9 +103,9 @@ async def players_forgotten_in(conn: AsyncConnection[Any], tenant_id: str, world
     fork copied from before the forgetting is told again)."""
     cur = await conn.execute(
         "SELECT f.player_id FROM forgotten_players f WHERE f.tenant_id = %(t)s AND EXISTS (SELECT 1 FROM"
-        " events e WHERE e.tenant_id = %(t)s AND e.world_id = %(w)s AND e.type = 'PlayerSpoke'"
+        " events e WHERE in_world(e.tenant_id, e.world_id, %(t)s, %(w)s) AND e.type = 'PlayerSpoke'"
         " AND e.payload->>'player_id' = f.player_id) AND NOT EXISTS (SELECT 1 FROM events e"
-        " WHERE e.tenant_id = %(t)s AND e.world_id = %(w)s AND e.type = 'PlayerForgotten'"
+        " WHERE in_world(e.tenant_id, e.world_id, %(t)s, %(w)s) AND e.type = 'PlayerForgotten'"
         " AND e.payload->>'player_id' = f.player_id) ORDER BY f.player_id",
         {"t": tenant_id, "w": world_id},
     )

@@ -36,9 +36,10 @@ _FIRST_LOOKBACK = 20_000
 _OWED = """
 SELECT EXISTS (SELECT 1 FROM consumer_heartbeats WHERE consumer = %(c)s
                   AND seen_at > now() - make_interval(secs => %(alive)s)),
-       (SELECT coalesce(max(seq), 0) FROM events WHERE tenant_id = %(t)s AND world_id = %(w)s),
+       (SELECT coalesce(max(seq), 0) FROM events WHERE in_world(tenant_id, world_id, %(t)s, %(w)s)),
        (SELECT count(*) FROM events e
-         WHERE e.tenant_id = %(t)s AND e.world_id = %(w)s AND e.seq > %(since)s AND e.type = ANY(%(types)s)
+         WHERE in_world(e.tenant_id, e.world_id, %(t)s, %(w)s) AND e.seq > %(since)s
+           AND e.type = ANY(%(types)s)
            AND NOT EXISTS (SELECT 1 FROM processed_events p
                             WHERE p.consumer = %(c)s AND p.event_id = e.event_id)
            AND NOT EXISTS (SELECT 1 FROM dead_letters d

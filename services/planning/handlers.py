@@ -49,7 +49,7 @@ P = TypeVar("P", bound=EventPayload)
 
 def planning_stream(key: NpcKey) -> str:
     """The event-store stream of one NPC's plans and actions."""
-    return f"planning:{key.tenant_id}:{key.world_id}:{key.npc_id}"
+    return f"planning:{key.world_id}:{key.npc_id}"
 
 
 def _key(event: Envelope, npc_id: str | None = None) -> NpcKey | None:

@@ -51,7 +51,7 @@ FROM (SELECT delivery_id FROM wh_deliveries WHERE {_DUE}
 WHERE d.delivery_id = due.delivery_id AND s.webhook_id = d.webhook_id AND x.owner_id = d.webhook_id
   AND x.tenant_id = d.tenant_id AND e.seq = d.seq
 RETURNING d.delivery_id, d.attempts, d.event_id, d.seq, d.event_type, d.world_id, s.url, x.secret,
-          (to_jsonb(e) - 'seq' - 'stream_id' - 'version' - 'trace')::text
+          (to_jsonb(e) - 'seq' - 'stream_id' - 'version' - 'trace' - 'traceparent')::text
 """
 
 

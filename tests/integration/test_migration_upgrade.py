@@ -1,5 +1,5 @@
-"""A database written before ids became each tenant's own upgrades with nothing lost: its streams get their
-tenant's prefix (and keep their versions), its world_state and perception rows their tenant, and work held
+"""A database written before ids became each tenant's own upgrades with nothing lost: its streams become their
+tenant's (and keep their versions), its world_state and perception rows their tenant, and work held
 for a step or a job is recorded as held work."""
 
 from __future__ import annotations
@@ -87,7 +87,8 @@ async def test_an_older_database_upgrades_with_nothing_lost(
                  for t in ("pc_worlds", "pc_npcs", "pc_objects", "pc_seen", "pc_known_places")}
         held = conn.execute("SELECT consumer, until FROM held_work WHERE tenant_id = %s ORDER BY consumer",
                             (tenant,)).fetchall()
-    assert streams == [(f"{tenant}/world-{world}", 1), (f"{tenant}/world-{world}", 2)]
+    # Migration 0095 gave stream names their tenant's prefix; 0124 keys a stream by tenant and name instead.
+    assert streams == [(f"world-{world}", 1), (f"world-{world}", 2)]
     assert keyed == dict.fromkeys(keyed, 1)
     assert held == [("memory", "step"), ("reflection", "job")]
 
@@ -96,3 +97,47 @@ async def test_an_older_database_upgrades_with_nothing_lost(
         stored = await EventStore().read_stream(conn, tenant, f"world-{world}")
         assert [s.envelope.event_id for s in stored] == ids and stored[0].stream_id == f"world-{world}"
         assert await EventStore().stream_version(conn, tenant, f"world-{world}") == 2
+
+
+async def test_streams_stored_under_their_tenants_prefix_upgrade_to_keyed_streams(
+    postgres: PostgresForTests, tmp_path: Path
+) -> None:
+    """Migration 0124: names lose the tenant prefix (and an NPC's memory stream the tenant inside it), keep
+    their versions, and appends continue them; an event's trace reads back as it was stored (0125)."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = with_database(postgres.url, name)
+    apply_migrations(url, _until(tmp_path / "before", "0124_events_world_key.sql"))
+    tenant, world = "studio-a", "town"
+    parent = "00-4ea421c4b51b0be50b47a3fdeb570c0c-8bdf0db28eea2777-01"
+    written = {f"{tenant}/world-{world}": WorldCreated(name="Town", start_time=T0),
+               f"{tenant}/memory:{tenant}:{world}:ada": NpcCreated(npc_id="ada", name="Ada")}
+    with psycopg.connect(url) as conn:
+        for stream, payload in written.items():
+            conn.execute(
+                "INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id,"
+                " world_time, recorded_at, correlation_id, trace, payload)"
+                " VALUES (%s, %s, 1, %s, 1, %s, %s, %s, now(), %s, %s, %s)",
+                (uuid.uuid4(), stream, payload.event_type, tenant, world, T0, uuid.uuid4(),
+                 f'{{"traceparent": "{parent}"}}', payload.model_dump_json()))
+
+    applied = apply_migrations(url)
+    assert applied[0] == "0124_events_world_key.sql"
+
+    with psycopg.connect(url) as conn:
+        streams = conn.execute("SELECT stream_id, version FROM events ORDER BY seq").fetchall()
+    assert streams == [(f"world-{world}", 1), (f"memory:{world}:ada", 1)]
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        store = EventStore()
+        [stored] = await store.read_stream(conn, tenant, f"memory:{world}:ada")
+        assert stored.envelope.trace.traceparent == parent
+        assert await store.stream_version(conn, tenant, f"world-{world}") == 1
+        assert await store.stream_version(conn, "studio-b", f"world-{world}") == 0
+        more = stored.envelope.model_copy(update={"event_id": uuid.uuid4()})
+        await store.append(conn, f"memory:{world}:ada", [more], expected_version=1)
+        again = await store.read_stream(conn, tenant, f"memory:{world}:ada")
+        assert [s.version for s in again] == [1, 2]
+        assert again[1].envelope.trace.traceparent == parent
+        cur = await conn.execute("SELECT trace::text, length(traceparent) FROM events ORDER BY seq DESC LIMIT 1")
+        assert await cur.fetchone() == ("{}", 26)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -10,38 +11,39 @@ from typing import Any
 from psycopg import AsyncConnection, errors
 from psycopg.rows import dict_row
 
-from npcworld.contracts import Envelope, envelope_from_dict
+from npcworld.contracts import Envelope, TraceContext, envelope_from_dict
 from npcworld.errors import ConcurrencyError
 from npcworld.eventstore.claims import covered_sql
 from npcworld.shredding.sealing import reveal, seal_payloads
 
-__all__ = ["STREAM_IS", "EventFilter", "EventStore", "StoredEvent", "stored_stream_id"]
+__all__ = ["STREAM_IS", "WORLD_IS", "EventFilter", "EventStore", "StoredEvent"]
 
 _COLUMNS = (
     "seq, event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id, world_time, "
-    "recorded_at, causation_id, correlation_id, forked_from, trace, payload"
+    "recorded_at, causation_id, correlation_id, forked_from, event_trace(trace, traceparent) AS trace,"
+    " payload"
 )
 _INSERT_EVENTS = """
 INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id,
-                    world_time, recorded_at, causation_id, correlation_id, forked_from, trace, payload)
+                    world_time, recorded_at, causation_id, correlation_id, forked_from, trace, traceparent,
+                    payload)
 SELECT * FROM unnest(%s::uuid[], %s::text[], %s::int[], %s::text[], %s::int[], %s::text[], %s::text[],
                      %s::text[], %s::timestamptz[], %s::timestamptz[], %s::uuid[], %s::uuid[],
-                     %s::uuid[], %s::jsonb[], %s::jsonb[])
+                     %s::uuid[], %s::jsonb[], %s::bytea[], %s::jsonb[])
 RETURNING seq
 """
+_TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
 _INSERT_OUTBOX = (
     "INSERT INTO outbox (seq, topic, key) "
     "SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[])"
 )
-# One stored stream's events, by the digest its versions are indexed under (migration 0120) and by name; the
-# two placeholders both take the stored name (``stored_stream_id``).
-STREAM_IS = "stream_key(stream_id) = stream_key(%s) AND stream_id = %s"
-
-
-def stored_stream_id(tenant_id: str, stream_id: str) -> str:
-    """The stream's name in storage: every stream belongs to one tenant, so two tenants' streams of the
-    same name (``world-town`` of each) are different streams with their own versions."""
-    return f"{tenant_id}/{stream_id}"
+# One of a tenant's streams, by the digest its versions are indexed under and by name (migration 0124); the
+# two placeholders take the tenant and the stream's name.
+STREAM_IS = "in_stream(tenant_id, stream_id, %s, %s)"
+# One of a tenant's worlds, likewise: reads of a world's events say this, not tenant_id = %s AND
+# world_id = %s, for the world's indexes are keyed by the digest (migration 0124). The placeholders take
+# tenant and world.
+WORLD_IS = "in_world(tenant_id, world_id, %s, %s)"
 
 
 @dataclass(frozen=True)
@@ -75,8 +77,7 @@ async def _stored_all(conn: AsyncConnection[Any], rows: list[dict[str, Any]]) ->
 
 def _stored(row: dict[str, Any]) -> StoredEvent:
     data = {k: row[k] for k in row if k not in ("seq", "stream_id", "version")}
-    stream_id = row["stream_id"].removeprefix(f"{row['tenant_id']}/")
-    return StoredEvent(row["seq"], stream_id, row["version"], envelope_from_dict(data))
+    return StoredEvent(row["seq"], row["stream_id"], row["version"], envelope_from_dict(data))
 
 
 class EventStore:
@@ -121,7 +122,7 @@ class EventStore:
                 payloads = await seal_payloads(conn, events)
                 cur = await conn.execute(
                     _INSERT_EVENTS,
-                    _columns(stored_stream_id(tenant_id, stream_id), versions, events, payloads),
+                    _columns(stream_id, versions, events, payloads),
                 )
                 seqs = [row[0] for row in await cur.fetchall()]
                 await conn.execute(
@@ -138,7 +139,7 @@ class EventStore:
         """The version of the tenant's stream's last event (0 when the stream is empty)."""
         cur = await conn.execute(
             f"SELECT coalesce(max(version), 0) FROM events WHERE {STREAM_IS}",
-            (stored_stream_id(tenant_id, stream_id),) * 2,
+            (tenant_id, stream_id),
         )
         row = await cur.fetchone()
         return int(row[0]) if row else 0
@@ -150,7 +151,7 @@ class EventStore:
         async with conn.cursor(row_factory=dict_row) as cur:
             await cur.execute(
                 f"SELECT {_COLUMNS} FROM events WHERE {STREAM_IS} AND version > %s ORDER BY version",
-                (*(stored_stream_id(tenant_id, stream_id),) * 2, after_version),
+                (tenant_id, stream_id, after_version),
             )
             return await _stored_all(conn, await cur.fetchall())
 
@@ -165,7 +166,12 @@ class EventStore:
         clauses: list[str] = ["seq > %s"]
         params: list[Any] = [after_seq]
         f = where or EventFilter()
-        for column, value in (("tenant_id", f.tenant_id), ("world_id", f.world_id), ("npc_id", f.npc_id)):
+        if f.tenant_id is not None and f.world_id is not None:
+            clauses.append(WORLD_IS)
+            params += [f.tenant_id, f.world_id]
+        one_world = f.tenant_id is not None and f.world_id is not None
+        for column, value in (("tenant_id", None if one_world else f.tenant_id),
+                              ("world_id", None if one_world else f.world_id), ("npc_id", f.npc_id)):
             if value is not None:
                 clauses.append(f"{column} = %s")
                 params.append(value)
@@ -195,6 +201,15 @@ class EventStore:
         return int(row[0]) if row else 0
 
 
+def _stored_trace(trace: TraceContext) -> tuple[str, bytes | None]:
+    """(``trace``, ``traceparent``) as stored (migration 0125): a W3C traceparent as its 26 bytes, whatever
+    else there is as JSON ("{}" when nothing is: not two nulls)."""
+    parent = trace.traceparent
+    packed = bytes.fromhex(parent.replace("-", "")) if parent and _TRACEPARENT.fullmatch(parent) else None
+    rest = trace.model_copy(update={"traceparent": None}) if packed else trace
+    return rest.model_dump_json(exclude_none=True), packed
+
+
 def _columns(
     stream_id: str, versions: list[int], events: Sequence[Envelope], payloads: list[str]
 ) -> tuple[list[Any], ...]:
@@ -212,7 +227,7 @@ def _columns(
         [e.causation_id for e in events],
         [e.correlation_id for e in events],
         [e.forked_from for e in events],
-        [e.trace.model_dump_json(exclude_none=True) for e in events],  # no trace: "{}", not two nulls
+        *map(list, zip(*(_stored_trace(e.trace) for e in events), strict=True)),
         payloads,
     )
 

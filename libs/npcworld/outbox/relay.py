@@ -30,18 +30,20 @@ _ENVELOPE_JSON = """json_build_object(
     'event_id', e.event_id, 'type', e.type, 'schema_version', e.schema_version, 'tenant_id', e.tenant_id,
     'world_id', e.world_id, 'npc_id', e.npc_id, 'world_time', e.world_time, 'recorded_at', e.recorded_at,
     'causation_id', e.causation_id, 'correlation_id', e.correlation_id, 'forked_from', e.forked_from,
-    'trace', e.trace,
+    'trace', event_trace(e.trace, e.traceparent),
     'payload', e.payload)::text"""
 # Only rows written by transactions older than every transaction still running are eligible: a
 # sequence number taken by a transaction that commits late is therefore never overtaken.
 _PENDING = f"""
-SELECT o.seq, o.topic, o.key, e.type, e.event_id::text, e.trace, {_ENVELOPE_JSON}, {lane_of_root_sql("e")}
+SELECT o.seq, o.topic, o.key, e.type, e.event_id::text, event_trace(e.trace, e.traceparent), {_ENVELOPE_JSON},
+       {lane_of_root_sql("e")}
 FROM outbox o JOIN events e ON e.seq = o.seq
 WHERE o.tx_id < pg_snapshot_xmin(pg_current_snapshot())
 ORDER BY o.seq LIMIT %s
 """
 _HISTORY = f"""
-SELECT e.seq, e.npc_id, e.world_id, e.type, e.event_id::text, e.trace, {_ENVELOPE_JSON},
+SELECT e.seq, e.npc_id, e.world_id, e.type, e.event_id::text, event_trace(e.trace, e.traceparent),
+       {_ENVELOPE_JSON},
        {lane_of_root_sql("e")}
 FROM events e WHERE e.seq > %s AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.seq = e.seq)
 ORDER BY e.seq LIMIT %s

@@ -30,7 +30,7 @@ _SAID = ("md5(type || '|' || coalesce(npc_id, '') || '|' || world_time::text || 
 _PAGE = f"seq, event_id, type, npc_id, world_time, payload::text AS payload, {_SAID} AS said"
 _SIDE = """
 SELECT COLUMNS FROM events
- WHERE tenant_id = %(t)s AND world_id = %(w)s AND world_time >= %(at)s
+ WHERE in_world(tenant_id, world_id, %(t)s, %(w)s) AND world_time >= %(at)s
    AND (world_time, seq) > (%(at)s, %(seq)s)
    AND (NOT %(own)s OR (forked_from IS NULL AND type <> 'WorldForked'))
    AND (%(npc)s::text IS NULL OR npc_id = %(npc)s)
@@ -94,8 +94,8 @@ def _cursor(
     """The (world time, seq) a page opens after: the start (``seq`` 0), or event ``seq`` of that side."""
     if seq <= 0:
         return start
-    row = conn.execute("SELECT world_time, seq FROM events WHERE seq = %s AND tenant_id = %s"
-                       " AND world_id = %s", (seq, where["t"], where["w"])).fetchone()
+    row = conn.execute("SELECT world_time, seq FROM events WHERE seq = %s"
+                       " AND in_world(tenant_id, world_id, %s, %s)", (seq, where["t"], where["w"])).fetchone()
     return (row[0], int(row[1])) if row else start
 
 

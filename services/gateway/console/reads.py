@@ -17,7 +17,7 @@ from psycopg.rows import dict_row
 
 from npcworld.contracts.memory import legacy_provenance
 from npcworld.eventlog import EVENT_COLUMNS, LoggedEvent, events_after, logged
-from npcworld.eventstore.store import STREAM_IS, stored_stream_id
+from npcworld.eventstore.store import STREAM_IS
 from npcworld.fork import world_stream
 from npcworld.messaging.heartbeat import owed_sql
 from npcworld.outbox.relay import _OLDEST_AGE
@@ -64,7 +64,7 @@ def world(conn: psycopg.Connection[Any], tenant_id: str, world_id: str) -> World
     """The tenant's world as its world stream tells it (``exists`` False: none of this tenant's)."""
     out = World(world_id)
     rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE {STREAM_IS} ORDER BY version",
-                 (stored_stream_id(tenant_id, world_stream(world_id)),) * 2)
+                 (tenant_id, world_stream(world_id)))
     for e in logged(conn, rows):
         p = e.payload
         if e.type == "WorldCreated":
@@ -84,27 +84,30 @@ def world(conn: psycopg.Connection[Any], tenant_id: str, world_id: str) -> World
 def worlds(
     conn: psycopg.Connection[Any], tenant_id: str, only: frozenset[str] | None
 ) -> list[dict[str, Any]]:
-    """The tenant's live worlds with their NPC counts and latest world time (world ids found by one index
-    probe each, each world's facts from its world stream)."""
+    """The tenant's live worlds with their NPC counts and latest world time (world ids found by one probe
+    each of the (tenant, world, type) index, each world's facts from its world stream)."""
     return _rows(
         conn,
         "WITH RECURSIVE ids AS ("
-        " SELECT (SELECT min(world_id) FROM events WHERE tenant_id = %(t)s) AS id"
-        " UNION ALL SELECT (SELECT min(world_id) FROM events WHERE tenant_id = %(t)s AND world_id > ids.id)"
-        " FROM ids WHERE ids.id IS NOT NULL)"
+        " SELECT (SELECT min(world_id) FROM events WHERE tenant_id = %(t)s AND type = 'WorldCreated') AS id"
+        " UNION ALL SELECT (SELECT min(world_id) FROM events WHERE tenant_id = %(t)s"
+        " AND type = 'WorldCreated'"
+        " AND world_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)"
         " SELECT c.world_id, c.payload->>'name' AS name, c.payload->>'template' AS template,"
-        " (SELECT count(*) FROM events n WHERE stream_key(n.stream_id) = stream_key(c.stream_id)"
-        " AND n.stream_id = c.stream_id AND n.type = 'NpcCreated') AS npcs,"
+        " (SELECT count(*) FROM events n WHERE in_stream(n.tenant_id, n.stream_id, c.tenant_id, c.stream_id)"
+        " AND n.type = 'NpcCreated') AS npcs,"
         " (SELECT f.payload->>'source_world_id' FROM events f"
-        " WHERE stream_key(f.stream_id) = stream_key(c.stream_id) AND f.stream_id = c.stream_id"
+        " WHERE in_stream(f.tenant_id, f.stream_id, c.tenant_id, c.stream_id)"
         " AND f.type = 'WorldForked' LIMIT 1) AS fork_of,"
-        " (SELECT max(world_time) FROM events t WHERE t.tenant_id = c.tenant_id AND t.world_id = c.world_id)"
-        " AS now FROM ids JOIN events c ON stream_key(c.stream_id) = stream_key(%(t)s || '/world-' || ids.id)"
-        " AND c.stream_id = %(t)s || '/world-' || ids.id AND c.version = 1"
+        " (SELECT max(world_time) FROM events t"
+        " WHERE in_world(t.tenant_id, t.world_id, c.tenant_id, c.world_id))"
+        " AS now FROM ids JOIN events c ON in_stream(c.tenant_id, c.stream_id, %(t)s, 'world-' || ids.id)"
+        " AND c.version = 1"
         " WHERE ids.id IS NOT NULL AND c.type = 'WorldCreated'"
         " AND (%(only)s::text[] IS NULL OR c.world_id = ANY(%(only)s::text[]))"
-        " AND NOT EXISTS (SELECT 1 FROM events d WHERE stream_key(d.stream_id) = stream_key(c.stream_id)"
-        " AND d.stream_id = c.stream_id AND d.type = 'WorldDeleted')"
+        " AND NOT EXISTS (SELECT 1 FROM events d"
+        " WHERE in_stream(d.tenant_id, d.stream_id, c.tenant_id, c.stream_id)"
+        " AND d.type = 'WorldDeleted')"
         " ORDER BY c.seq DESC LIMIT 200",
         {"t": tenant_id, "only": sorted(only) if only is not None else None},
     )
@@ -131,7 +134,7 @@ def timeline(
     # back through all of that one's events to find it (0.4 s on a 1M-event fork) instead of using the
     # world's index. The page's live stream resumes after the window's newest change (it follows changes).
     bounds = _rows(conn, "SELECT min(world_time) AS first, max(world_time) AS last"
-                   " FROM events WHERE tenant_id = %s AND world_id = %s", (tenant_id, w.world_id))[0]
+                   " FROM events WHERE in_world(tenant_id, world_id, %s, %s)", (tenant_id, w.world_id))[0]
     first, last = bounds["first"], bounds["last"]
     if last is None:
         return WorldTimeline(None, None, None, {}, [], 0)
@@ -154,7 +157,8 @@ def timeline(
 
 def _newest_seq_at(conn: psycopg.Connection[Any], tenant_id: str, world_id: str, at: datetime) -> int:
     """The newest event's seq among the world's events at world time ``at`` (by the world-time index)."""
-    row = _rows(conn, "SELECT coalesce(max(seq), 0) AS seq FROM events WHERE tenant_id = %s AND world_id = %s"
+    row = _rows(conn, "SELECT coalesce(max(seq), 0) AS seq FROM events"
+                " WHERE in_world(tenant_id, world_id, %s, %s)"
                 " AND world_time = %s", (tenant_id, world_id, at))[0]
     return int(row["seq"])
 
@@ -163,13 +167,13 @@ _WINDOW = """
 SELECT seq, world_time, npc, path, x, y, description, emoji FROM (
   SELECT e.seq, e.world_time, m->>'npc_id' AS npc, m->>'path' AS path, (m->'tile'->>0)::int AS x,
          (m->'tile'->>1)::int AS y, NULL AS description, NULL AS emoji
-    FROM (SELECT seq, world_time, payload FROM events WHERE tenant_id = %(t)s AND world_id = %(w)s
+    FROM (SELECT seq, world_time, payload FROM events WHERE in_world(tenant_id, world_id, %(t)s, %(w)s)
            AND type = 'NpcsMoved' AND world_time > %(since)s AND world_time <= %(end)s
            ORDER BY seq DESC LIMIT %(n)s) e, jsonb_array_elements(e.payload->'moves') m
   UNION ALL
   (SELECT seq, world_time, npc_id, payload->>'arrived_at', NULL, NULL, payload->>'description',
           coalesce(payload->>'emoji', '')
-     FROM events WHERE tenant_id = %(t)s AND world_id = %(w)s AND type = 'ActionStarted'
+     FROM events WHERE in_world(tenant_id, world_id, %(t)s, %(w)s) AND type = 'ActionStarted'
       AND npc_id IS NOT NULL AND world_time > %(since)s AND world_time <= %(end)s
     ORDER BY seq DESC LIMIT %(n)s)
 ) c ORDER BY seq DESC LIMIT %(n)s
@@ -192,12 +196,14 @@ def _opening(conn: psycopg.Connection[Any], tenant_id: str, w: World, at: dateti
 _OPENING = """
 WITH own AS (
   SELECT e.* FROM unnest(%(npcs)s::text[]) AS n(id), unnest(%(types)s::text[]) AS k(type)
-  CROSS JOIN LATERAL (SELECT seq, world_time, type, npc_id, payload FROM events WHERE tenant_id = %(t)s
-     AND world_id = %(w)s AND npc_id = n.id AND type = k.type AND world_time <= %(at)s
+  CROSS JOIN LATERAL (SELECT seq, world_time, type, npc_id, payload FROM events
+     WHERE in_world(tenant_id, world_id, %(t)s, %(w)s) AND npc_id = n.id AND type = k.type
+       AND world_time <= %(at)s
      ORDER BY seq DESC LIMIT 1) e
 ), steps AS (
-  SELECT * FROM (SELECT seq, world_time, type, npc_id, payload FROM events WHERE tenant_id = %(t)s
-     AND world_id = %(w)s AND type = 'NpcsMoved' AND world_time <= %(at)s ORDER BY seq DESC LIMIT %(back)s) s
+  SELECT * FROM (SELECT seq, world_time, type, npc_id, payload FROM events
+     WHERE in_world(tenant_id, world_id, %(t)s, %(w)s) AND type = 'NpcsMoved' AND world_time <= %(at)s
+     ORDER BY seq DESC LIMIT %(back)s) s
    WHERE npc_id IS NULL
 ), moved AS (SELECT * FROM own WHERE type = 'NpcsMoved' UNION ALL SELECT * FROM steps)
 SELECT e.seq, e.world_time, m->>'npc_id', m->>'path', (m->'tile'->>0)::int, (m->'tile'->>1)::int, NULL, NULL
@@ -246,7 +252,7 @@ class NpcPage:
 
 def _npc_events(conn: psycopg.Connection[Any], tenant_id: str, world_id: str, npc_id: str,
                 types: list[str], limit: int) -> list[LoggedEvent]:
-    rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = %s AND world_id = %s"
+    rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE in_world(tenant_id, world_id, %s, %s)"
                  " AND npc_id = %s AND type = ANY(%s) ORDER BY seq DESC LIMIT %s",
                  (tenant_id, world_id, npc_id, types, limit))
     return logged(conn, rows)
@@ -280,7 +286,7 @@ def npc_page(
     for e in _npc_events(conn, *ws, ["MemoriesAccessed"], 2000)[::-1]:
         for m in e.payload.get("memory_ids", ()):
             accessed[m] = str(e.payload.get("accessed_at"))
-    now = _rows(conn, "SELECT max(world_time) AS t FROM events WHERE tenant_id = %s AND world_id = %s",
+    now = _rows(conn, "SELECT max(world_time) AS t FROM events WHERE in_world(tenant_id, world_id, %s, %s)",
                 (tenant_id, w.world_id))[0]["t"]
     page.now = now
     for e in recorded:
@@ -301,7 +307,7 @@ def npc_page(
     who = {npc_id, *(str(e.payload.get("listener_id")) for e in spoken)}
     who |= {str(p) for e in ended for p in e.payload.get("participants", ())}
     if ids:
-        rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = %s AND world_id = %s"
+        rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE in_world(tenant_id, world_id, %s, %s)"
                      " AND npc_id = ANY(%s) AND type = 'UtteranceSpoken'"
                      " AND payload->>'conversation_id' = ANY(%s) ORDER BY seq",
                      (tenant_id, w.world_id, sorted(who), sorted(ids)))

@@ -30,7 +30,7 @@ class EventReader:
     async def settled_after(self, where: EventFilter, after_seq: int, limit: int) -> list[StoredEvent]:
         """At most ``limit`` events matching ``where`` after ``after_seq``, up to the first unsettled one."""
         clauses, params = (
-            ["tenant_id = %s", "world_id = %s", "seq > %s"],
+            ["in_world(tenant_id, world_id, %s, %s)", "seq > %s"],
             [where.tenant_id, where.world_id, after_seq],
         )
         if where.npc_id is not None:

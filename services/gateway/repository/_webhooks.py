@@ -53,7 +53,7 @@ class WebhookRepository:
     async def world_time(self) -> datetime | None:
         """The latest world time among the world's events (None before any): when a change is stamped."""
         cur = await self.conn.execute(
-            "SELECT max(world_time) FROM events WHERE tenant_id = %s AND world_id = %s", self.scope
+            "SELECT max(world_time) FROM events WHERE in_world(tenant_id, world_id, %s, %s)", self.scope
         )
         row = await cur.fetchone()
         return None if row is None else row[0]

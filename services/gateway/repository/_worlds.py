@@ -8,7 +8,7 @@ from psycopg import AsyncConnection
 
 from npcworld.contracts import EventPayload
 from npcworld.eventstore import EventStore
-from npcworld.eventstore.store import STREAM_IS, stored_stream_id
+from npcworld.eventstore.store import STREAM_IS
 from npcworld.fork import world_stream
 from services.gateway.domain import WorldState, fold
 from services.gateway.repository._keys import SCOPES, ApiKey, KeyRepository
@@ -44,7 +44,7 @@ class GatewayRepository:
         """The world stream's last (version, event_id), or None while it is empty: one index lookup."""
         cur = await self.conn.execute(
             f"SELECT version, event_id::text FROM events WHERE {STREAM_IS} ORDER BY version DESC LIMIT 1",
-            (stored_stream_id(tenant_id, world_stream(world_id)),) * 2,
+            (tenant_id, world_stream(world_id)),
         )
         row = await cur.fetchone()
         return None if row is None else (int(row[0]), str(row[1]))

@@ -6,7 +6,6 @@ from __future__ import annotations
 from npcworld.contracts import Envelope
 from npcworld.errors import ConcurrencyError
 from npcworld.eventstore import UnitOfWork
-from npcworld.eventstore.store import stored_stream_id
 from services.gateway.handlers import PROJECTION
 
 __all__ = ["append_at_end", "fold_appended"]
@@ -24,8 +23,8 @@ async def append_at_end(uow: UnitOfWork, stream_id: str, event: Envelope, tries:
     (held until commit; a hash collision only queues two streams together). The retry stays for writers
     that do not take the lock.
     """
-    stored = stored_stream_id(event.tenant_id, stream_id)
-    await uow.conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_STREAM_LOCK_CLASS, stored))
+    await uow.conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
+                           (_STREAM_LOCK_CLASS, f"{event.tenant_id}/{stream_id}"))
     for attempt in range(tries):
         try:
             await uow.append(stream_id, [event])

@@ -58,7 +58,7 @@ async def stream_chat(
     async with request.app.state.pool.connection() as conn:
         cur = await conn.execute(
             "SELECT payload->>'player_id' FROM events WHERE event_id = %s AND type = 'PlayerSpoke'"
-            " AND tenant_id = %s AND world_id = %s AND npc_id = %s",
+            " AND in_world(tenant_id, world_id, %s, %s) AND npc_id = %s",
             (event_id, key.tenant_id, world_id, npc_id),
         )
         said = await cur.fetchone()

@@ -72,7 +72,8 @@ async def _append_world(conn: AsyncConnection[Any], tenant_id: str, npc: tuple[s
 
 async def _latest_time(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> datetime | None:
     cur = await conn.execute(
-        "SELECT max(world_time) FROM events WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
+        "SELECT max(world_time) FROM events"
+        " WHERE in_world(tenant_id, world_id, %s, %s)", (tenant_id, world_id)
     )
     row = await cur.fetchone()
     return row[0] if row else None
@@ -111,7 +112,7 @@ async def _check_memory(conn: AsyncConnection[Any], tenant_id: str, world_id: st
     await live_world(conn, tenant_id, world_id)
     cur = await conn.execute(
         "SELECT bool_or(type = 'MemoryRecorded'), bool_or(type = 'MemoryForgotten') FROM events"
-        " WHERE tenant_id = %s AND world_id = %s AND npc_id = %s"
+        " WHERE in_world(tenant_id, world_id, %s, %s) AND npc_id = %s"
         " AND type IN ('MemoryRecorded', 'MemoryForgotten') AND payload->>'memory_id' = %s",
         (tenant_id, world_id, npc_id, str(memory_id)),
     )

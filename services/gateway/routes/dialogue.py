@@ -182,7 +182,8 @@ async def _npc_world(
         if active:
             require_active(state, world_id, npc_id)
         cur = await conn.execute(
-            "SELECT max(world_time) FROM events WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
+            "SELECT max(world_time) FROM events"
+            " WHERE in_world(tenant_id, world_id, %s, %s)", (tenant_id, world_id)
         )
         row = await cur.fetchone()
     latest: datetime | None = row[0] if row and row[0] is not None else state.start_time
@@ -287,7 +288,7 @@ async def chat_result(
     async with request.app.state.pool.connection() as conn:
         cur = await conn.execute(
             "SELECT payload->>'player_id' FROM events WHERE event_id = %s AND type = 'PlayerSpoke'"
-            " AND tenant_id = %s AND world_id = %s AND npc_id = %s",
+            " AND in_world(tenant_id, world_id, %s, %s) AND npc_id = %s",
             (event_id, key.tenant_id, world_id, npc_id),
         )
         said = await cur.fetchone()

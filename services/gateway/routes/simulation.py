@@ -278,7 +278,7 @@ async def _latest(
 ) -> dict[str, Any] | None:
     row = await _one(
         conn,
-        "SELECT seq FROM events WHERE tenant_id = %s AND world_id = %s AND npc_id = %s"
+        "SELECT seq FROM events WHERE in_world(tenant_id, world_id, %s, %s) AND npc_id = %s"
         " AND type = %s ORDER BY seq DESC LIMIT 1",
         (tenant, world, npc, event_type),
     )

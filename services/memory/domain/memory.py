@@ -72,7 +72,7 @@ class Memory:
 
 def memory_stream_id(npc: NpcRef) -> str:
     """The event-store stream holding one NPC's MemoryRecorded events."""
-    return f"memory:{npc.tenant_id}:{npc.world_id}:{npc.npc_id}"
+    return f"memory:{npc.world_id}:{npc.npc_id}"
 
 
 def access_stream_id(npc: NpcRef) -> str:
@@ -81,4 +81,4 @@ def access_stream_id(npc: NpcRef) -> str:
     Kept apart from the recording stream so a retrieval never races the consumer's appends for the
     same stream version (replay folds both in global sequence order, so nothing depends on it).
     """
-    return f"memory-access:{npc.tenant_id}:{npc.world_id}:{npc.npc_id}"
+    return f"memory-access:{npc.world_id}:{npc.npc_id}"

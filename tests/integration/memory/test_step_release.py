@@ -17,7 +17,6 @@ from psycopg_pool import AsyncConnectionPool
 from npcworld.contracts import Envelope, NpcCreated, ObservationMade, StepCompleted
 from npcworld.embeddings import PrefetchingEmbedder
 from npcworld.eventstore import EventStore, UnitOfWork
-from npcworld.eventstore.store import stored_stream_id
 from npcworld.lanes import handling_lane
 from npcworld.outbox import OutboxRelay
 from services.memory.batching import MemoryConsumerLoop
@@ -126,9 +125,10 @@ async def _recorded(pool: AsyncConnectionPool, refs: list[NpcRef]) -> list[tuple
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT payload->>'description', xmin::text::bigint FROM events"
-            " WHERE type = 'MemoryRecorded' AND stream_id = ANY(%s) AND payload->>'kind' = 'observation'"
+            " WHERE type = 'MemoryRecorded' AND tenant_id || '/' || stream_id = ANY(%s)"
+            " AND payload->>'kind' = 'observation'"
             " ORDER BY seq",
-            ([stored_stream_id(r.tenant_id, memory_stream_id(r)) for r in refs],),
+            ([f"{r.tenant_id}/{memory_stream_id(r)}" for r in refs],),
         )
         return [(r[0], int(r[1])) for r in await cur.fetchall()]
 
