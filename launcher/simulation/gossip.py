@@ -28,8 +28,9 @@ async def gossip_provenance(conn: AsyncConnection[Any], world: str) -> dict[str,
             claims += 1
             core = claim.strip().rstrip(".")
             found = await conn.execute(
-                "SELECT count(*) FROM memories WHERE world_id = %s AND npc_id = %s AND created_at <= %s"
-                " AND position(%s in description) > 0",
+                "SELECT count(*) FROM memories AS m JOIN memory_npcs AS n USING (npc_key)"
+                " WHERE n.world_id = %s AND n.npc_id = %s AND m.created_at <= %s"
+                " AND position(%s in m.description) > 0",
                 (world, npc, at, core),
             )
             row = await found.fetchone()

@@ -39,8 +39,9 @@ def dead_letters(conn: Conn) -> list[str]:
 def doubled_memories(conn: Conn) -> list[str]:
     """The same memory written twice for one NPC from one event (an effect applied twice)."""
     rows = conn.execute(
-        "SELECT npc_id, kind, description, count(*) FROM memories"
-        " GROUP BY npc_id, source_event_id, kind, description HAVING count(*) > 1 LIMIT 20"
+        "SELECT n.npc_id, m.kind, m.description, count(*)"
+        " FROM memories AS m JOIN memory_npcs AS n USING (npc_key)"
+        " GROUP BY n.npc_id, m.source_event_id, m.kind, m.description HAVING count(*) > 1 LIMIT 20"
     ).fetchall()
     return [f"memory of {npc} written {n} times: {kind} {text[:80]!r}" for npc, kind, text, n in rows]
 

@@ -139,5 +139,6 @@ async def test_streams_stored_under_their_tenants_prefix_upgrade_to_keyed_stream
         again = await store.read_stream(conn, tenant, f"memory:{world}:ada")
         assert [s.version for s in again] == [1, 2]
         assert again[1].envelope.trace.traceparent == parent
-        cur = await conn.execute("SELECT trace::text, length(traceparent) FROM events ORDER BY seq DESC LIMIT 1")
+        cur = await conn.execute(
+            "SELECT trace::text, length(traceparent) FROM events ORDER BY seq DESC LIMIT 1")
         assert await cur.fetchone() == ("{}", 26)

@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from services.memory.domain import NpcStream
-from services.memory.repository._rows import _STREAM, Conn, _params, _vector
+from services.memory.repository._rows import _MEMORIES, _STREAM, Conn, _params, _vector
 
 __all__ = ["EditingQueries"]
 
@@ -20,8 +20,9 @@ class EditingQueries:
     ) -> bool:
         """Replace the memory's text, duplicate key and vector (in the stream's space); False if absent."""
         cur = await conn.execute(
-            f"""UPDATE memories SET description = %(d)s, state_key = %(sk)s, embedding = %(v)s::halfvec
-                WHERE {_STREAM} AND memory_id = %(id)s::uuid""",
+            f"""UPDATE memories SET description = %(d)s, state_hash = memory_state_hash(%(sk)s),
+                    embedding = %(v)s::halfvec
+                WHERE {_MEMORIES} AND memory_id = %(id)s::uuid""",
             _params(stream, d=description, sk=state_key, v=_vector(vector), id=memory_id),
         )
         return cur.rowcount > 0
@@ -34,7 +35,7 @@ class EditingQueries:
             _params(stream, id=memory_id),
         )
         cur = await conn.execute(
-            f"DELETE FROM memories WHERE {_STREAM} AND memory_id = %(id)s::uuid",
+            f"DELETE FROM memories WHERE {_MEMORIES} AND memory_id = %(id)s::uuid",
             _params(stream, id=memory_id),
         )
         if cur.rowcount:

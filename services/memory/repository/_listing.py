@@ -10,13 +10,13 @@ import numpy.typing as npt
 from psycopg.rows import dict_row
 
 from services.memory.domain import Memory, NpcStream
-from services.memory.repository._rows import _JOINED, _MEMORY_COLUMNS, _STREAM, Conn, _memory, _params
+from services.memory.repository._rows import _JOINED, _MEMORIES, _MEMORY_COLUMNS, Conn, _memory, _params
 
 __all__ = ["ListingQueries"]
 
 _PAGE = f"""
 SELECT {_MEMORY_COLUMNS} FROM {_JOINED}
-WHERE m.{_STREAM}
+WHERE m.{_MEMORIES}
   AND (cardinality(%(kinds)s::text[]) = 0 OR m.kind = ANY(%(kinds)s::text[]))
   AND (%(since)s::timestamptz IS NULL OR m.created_at >= %(since)s::timestamptz)
   AND (%(until)s::timestamptz IS NULL OR m.created_at <= %(until)s::timestamptz)
@@ -61,7 +61,7 @@ class ListingQueries:
         """The descriptions of the NPC's ``limit`` latest perceived observations (to corroborate a claim)."""
         cur = await conn.execute(
             f"""SELECT description FROM memories
-                WHERE {_STREAM} AND kind = 'observation' AND source = 'perceived'
+                WHERE {_MEMORIES} AND kind = 'observation' AND source = 'perceived'
                 ORDER BY created_at DESC LIMIT %(limit)s""",
             _params(stream, limit=limit),
         )
@@ -71,7 +71,7 @@ class ListingQueries:
         """How many of the NPC's observations hold ``line`` as told by ``told_by`` (a repeated claim)."""
         cur = await conn.execute(
             f"""SELECT count(*) FROM memories
-                WHERE {_STREAM} AND kind = 'observation' AND told_by = %(by)s
+                WHERE {_MEMORIES} AND kind = 'observation' AND told_by = %(by)s
                   AND strpos(description, %(q)s) > 0""",
             _params(stream, by=told_by, q=f': "{line}"'),
         )
@@ -91,7 +91,8 @@ class ListingQueries:
         """Keep every stored vector in a temporary table until commit (a replay empties ``memories``)."""
         await conn.execute(
             "CREATE TEMP TABLE memory_vectors_kept ON COMMIT DROP AS "
-            "SELECT DISTINCT ON (memory_id) memory_id, tenant_id, embedding_model, embedding FROM memories"
+            "SELECT DISTINCT ON (m.memory_id) m.memory_id, n.tenant_id, m.embedding_model, m.embedding"
+            " FROM memories AS m JOIN memory_npcs AS n USING (npc_key)"
         )
         await conn.execute("CREATE INDEX ON memory_vectors_kept (memory_id)")
 
@@ -106,8 +107,8 @@ class ListingQueries:
         also = " UNION ALL SELECT memory_id, tenant_id, embedding_model, embedding FROM memory_vectors_kept"
         cur = await conn.execute(
             f"""SELECT DISTINCT ON (memory_id) memory_id::text, embedding::text FROM (
-                    SELECT memory_id, tenant_id, embedding_model, embedding
-                    FROM memories{also if kept else ""}
+                    SELECT m.memory_id, n.tenant_id, m.embedding_model, m.embedding
+                    FROM memories AS m JOIN memory_npcs AS n USING (npc_key){also if kept else ""}
                 ) AS v WHERE memory_id = ANY(%s::uuid[]) AND tenant_id = %s AND embedding_model = %s""",
             (list(memory_ids), tenant_id, model),
         )

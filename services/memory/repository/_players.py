@@ -16,8 +16,8 @@ class PlayerMemories:
     async def forget_player(self, conn: Conn, tenant_id: str, world_id: str, player_id: str) -> int:
         """Delete the world's memories of what the player said; returns how many went."""
         cur = await conn.execute(
-            "DELETE FROM memories WHERE tenant_id = %s AND world_id = %s AND (subject = %s OR told_by = %s)"
-            " RETURNING npc_key",
+            "DELETE FROM memories WHERE npc_key IN (SELECT npc_key FROM memory_npcs"
+            " WHERE tenant_id = %s AND world_id = %s) AND (subject = %s OR told_by = %s) RETURNING npc_key",
             (tenant_id, world_id, f"player {player_id}", f"player:{player_id}"),
         )
         removed = Counter(int(row[0]) for row in await cur.fetchall())

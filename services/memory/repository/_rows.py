@@ -1,7 +1,8 @@
 """SQL fragments and row mapping shared by the memory repository's queries.
 
-Every query on ``memories`` filters on tenant, world and NPC. ``memory_access`` rows carry only ``npc_key``,
-the surrogate of that triple, which callers get from ``get_npc``/``ensure_npc`` (both filter on all three).
+Queries on ``memory_npcs`` filter on tenant, world and NPC; ``memories`` and ``memory_access`` rows carry only
+``npc_key``, the stream's key for that triple (unique both ways), which callers get from ``get_npc``/
+``ensure_npc`` (both filter on all three).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def stream_key(npc: NpcRef) -> int:
 
 
 _NPC = "tenant_id = %(t)s AND world_id = %(w)s AND npc_id = %(n)s"
-_STREAM = f"npc_key = %(key)s AND {_NPC}"
+_STREAM = f"npc_key = %(key)s AND {_NPC}"  # a row of memory_npcs
+_MEMORIES = "npc_key = %(key)s"  # a stream's rows of memories (migration 0126)
 _NPC_COLUMNS = (
     "npc_key, tenant_id, world_id, npc_id, name, persona, embedding_model, embedding_dims, memory_count, "
     "own_index"
@@ -53,13 +55,13 @@ _MEMORY_COLUMNS = (
 _JOINED = "memories AS m JOIN memory_access AS a USING (npc_key, memory_id)"
 _INSERT = """
 WITH added AS (
-    INSERT INTO memories (npc_key, tenant_id, world_id, npc_id, embedding_model, embedding_dims,
+    INSERT INTO memories (npc_key, embedding_model, embedding_dims,
                           source_event_id, memory_id, kind, description, importance, created_at, location,
                           subject, evidence, depth, source, told_by, trust,
-                          state_key, embedding)
-    SELECT %(key)s, %(t)s, %(w)s, %(n)s, %(model)s, %(dims)s, %(source)s, m.memory_id, m.kind, m.description,
+                          state_hash, embedding)
+    SELECT %(key)s, %(model)s, %(dims)s, %(source)s, m.memory_id, m.kind, m.description,
            m.importance, m.created_at, m.location, m.subject, m.evidence::uuid[], m.depth, m.origin,
-           m.told_by, m.trust, m.state_key, m.embedding::halfvec
+           m.told_by, m.trust, memory_state_hash(m.state_key), m.embedding::halfvec
     FROM unnest(%(ids)s::uuid[], %(kinds)s::text[], %(descriptions)s::text[], %(importances)s::smallint[],
                 %(created)s::timestamptz[], %(locations)s::text[], %(subjects)s::text[], %(evidence)s::text[],
                 %(depths)s::int[], %(origins)s::text[], %(told_by)s::text[], %(trusts)s::text[],
@@ -77,7 +79,7 @@ SELECT memory_id, %(key)s, importance, created_at FROM added
 # weighted score; the expressions mirror domain.scoring term for term so both round the same way.
 _EXACT = f"""
 WITH similarity AS MATERIALIZED (
-    SELECT memory_id, 1 - (embedding <=> %(q)s::halfvec) AS rel FROM memories WHERE {_STREAM}
+    SELECT memory_id, 1 - (embedding <=> %(q)s::halfvec) AS rel FROM memories WHERE {_MEMORIES}
 ), base AS MATERIALIZED (
     SELECT s.memory_id, a.importance::float8 AS imp, s.rel,
            power(0.995::float8, greatest(

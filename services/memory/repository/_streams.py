@@ -27,6 +27,7 @@ from services.memory.repository._ranking import RankingQueries
 from services.memory.repository._rows import (
     _INSERT,
     _JOINED,
+    _MEMORIES,
     _MEMORY_COLUMNS,
     _NPC,
     _NPC_COLUMNS,
@@ -96,7 +97,7 @@ class MemoryRepository(
         """The most recent stored observation with this state key."""
         cur = await conn.execute(
             f"""SELECT description, created_at FROM memories
-                WHERE {_STREAM} AND kind = 'observation' AND state_key = %(sk)s
+                WHERE {_MEMORIES} AND kind = 'observation' AND state_hash = memory_state_hash(%(sk)s)
                 ORDER BY created_at DESC LIMIT 1""",
             _params(stream, sk=key),
         )
@@ -108,7 +109,7 @@ class MemoryRepository(
         the same description, up to case and spacing); None when it never stored it."""
         cur = await conn.execute(
             f"""SELECT description, importance FROM memories
-                WHERE {_STREAM} AND kind = 'observation' AND state_key = %(sk)s
+                WHERE {_MEMORIES} AND kind = 'observation' AND state_hash = memory_state_hash(%(sk)s)
                 ORDER BY created_at DESC, memory_id LIMIT {_EARLIER_STATES}""",
             _params(stream, sk=key),
         )
@@ -186,7 +187,7 @@ class MemoryRepository(
         async with conn.cursor(row_factory=dict_row) as cur:
             await cur.execute(
                 f"SELECT {_MEMORY_COLUMNS} FROM {_JOINED} "
-                f"WHERE m.{_STREAM} AND m.memory_id = ANY(%(ids)s::uuid[])",
+                f"WHERE m.{_MEMORIES} AND m.memory_id = ANY(%(ids)s::uuid[])",
                 _params(stream, ids=list(memory_ids)),
             )
             rows = await cur.fetchall()
@@ -196,7 +197,7 @@ class MemoryRepository(
         """The whole stream in creation order (for inspection and replay checks, not for retrieval)."""
         async with conn.cursor(row_factory=dict_row) as cur:
             await cur.execute(
-                f"SELECT {_MEMORY_COLUMNS} FROM {_JOINED} WHERE m.{_STREAM} "
+                f"SELECT {_MEMORY_COLUMNS} FROM {_JOINED} WHERE m.{_MEMORIES} "
                 "ORDER BY m.created_at, m.memory_id",
                 _params(stream),
             )
@@ -215,7 +216,7 @@ class MemoryRepository(
             f"""UPDATE memories AS m SET embedding = v.embedding::halfvec, embedding_model = %(model)s,
                     embedding_dims = %(dims)s
                 FROM unnest(%(ids)s::uuid[], %(vectors)s::text[]) AS v(memory_id, embedding)
-                WHERE m.memory_id = v.memory_id AND {_STREAM}""",
+                WHERE m.memory_id = v.memory_id AND m.{_MEMORIES}""",
             _params(
                 stream,
                 model=model,

@@ -101,7 +101,8 @@ async def test_the_memory_consumer_embeds_a_polls_observations_in_one_model_call
 
         async def stored() -> int:
             async with pool.connection() as conn:
-                cur = await conn.execute("SELECT count(*) FROM memories WHERE npc_id = %s", (npc.npc_id,))
+                cur = await conn.execute("SELECT count(*) FROM memories AS m JOIN memory_npcs AS n"
+                                         " USING (npc_key) WHERE n.npc_id = %s", (npc.npc_id,))
                 row = await cur.fetchone()
             return int(row[0]) if row else 0
 
@@ -117,7 +118,8 @@ async def test_a_polls_chat_replies_are_embedded_at_once_and_quote_the_npcs_name
 
     async def texts() -> list[str]:
         async with pool.connection() as conn:
-            cur = await conn.execute("SELECT description FROM memories WHERE npc_id = %s", (npc.npc_id,))
+            cur = await conn.execute("SELECT m.description FROM memories AS m JOIN memory_npcs AS n"
+                                     " USING (npc_key) WHERE n.npc_id = %s", (npc.npc_id,))
             return [r[0] for r in await cur.fetchall()]
 
     async with batching_memory_consumer(pool, broker.bootstrap) as inner:

@@ -17,14 +17,18 @@ from services.memory.repository import MemoryRepository
 from tests.integration.memory.support import T0, envelope, handle, new_npc
 from tests.unit.memory.fakes import FakeImportanceRater, HashingEmbedder
 
+# One NPC's rows of memories (they carry the stream's key; its ids are in memory_npcs).
+_OF_NPC = ("FROM memories AS m JOIN memory_npcs AS n USING (npc_key)"
+           " WHERE n.tenant_id = %s AND n.world_id = %s AND n.npc_id = %s")
+
 pytestmark = pytest.mark.integration
 
 
 async def stored(pool: AsyncConnectionPool, npc: NpcRef) -> list[tuple[str, str, int, str, int]]:
     async with pool.connection() as conn:
         cur = await conn.execute(
-            "SELECT kind, description, importance, embedding_model, vector_dims(embedding) FROM memories "
-            "WHERE tenant_id = %s AND world_id = %s AND npc_id = %s ORDER BY created_at, description",
+            "SELECT m.kind, m.description, m.importance, m.embedding_model, vector_dims(m.embedding) "
+            f"{_OF_NPC} ORDER BY m.created_at, m.description",
             (npc.tenant_id, npc.world_id, npc.npc_id),
         )
         return [tuple(r) for r in await cur.fetchall()]
@@ -130,7 +134,8 @@ async def test_stored_vectors_are_the_embedders_vectors_in_half_precision(
     text = "Sam Moore is running for mayor"
     await handle(pool, envelope(ObservationMade(description=text), npc, T0), deps)
     async with pool.connection() as conn:
-        cur = await conn.execute("SELECT embedding::text FROM memories WHERE npc_id = %s", (npc.npc_id,))
+        cur = await conn.execute(f"SELECT m.embedding::text {_OF_NPC}",
+                                 (npc.tenant_id, npc.world_id, npc.npc_id))
         row = await cur.fetchone()
     assert row is not None
     stored_vector = np.array(row[0].strip("[]").split(","), dtype=np.float32)

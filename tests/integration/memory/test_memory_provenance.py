@@ -108,12 +108,13 @@ async def test_an_older_event_and_an_older_row_get_the_same_provenance(
     async with pool.connection() as conn, conn.transaction(force_rollback=True):
         assert await replay_memory_events(conn, deps, [old]) == 1
         await conn.execute("UPDATE memories SET source = 'perceived', told_by = NULL, trust = 'high'"
-                           " WHERE npc_id = %s", (npc.npc_id,))  # as stored before the migration
+                           " WHERE npc_key IN (SELECT npc_key FROM memory_npcs WHERE npc_id = %s)",
+                           (npc.npc_id,))  # as stored before the migration
         folded = (old.payload.source, old.payload.told_by, old.payload.trust)
         for statement in _backfill():
             await conn.execute(statement)
-        cur = await conn.execute("SELECT source, told_by, trust FROM memories WHERE npc_id = %s",
-                                 (npc.npc_id,))
+        cur = await conn.execute("SELECT m.source, m.told_by, m.trust FROM memories AS m"
+                                 " JOIN memory_npcs AS n USING (npc_key) WHERE n.npc_id = %s", (npc.npc_id,))
         migrated = await cur.fetchone()
     assert folded == migrated == (expected["source"], expected["told_by"], expected["trust"])
 

@@ -20,8 +20,9 @@ pytestmark = pytest.mark.integration
 async def _descriptions(pool: AsyncConnectionPool, npc: NpcRef) -> list[str]:
     async with pool.connection() as conn:
         cur = await conn.execute(
-            "SELECT description FROM memories WHERE tenant_id = %s AND world_id = %s AND npc_id = %s"
-            " ORDER BY description", (npc.tenant_id, npc.world_id, npc.npc_id),
+            "SELECT m.description FROM memories AS m JOIN memory_npcs AS n USING (npc_key)"
+            " WHERE n.tenant_id = %s AND n.world_id = %s AND n.npc_id = %s"
+            " ORDER BY m.description", (npc.tenant_id, npc.world_id, npc.npc_id),
         )
         return [r[0] for r in await cur.fetchall()]
 

@@ -147,8 +147,9 @@ async def accumulator(pool: AsyncConnectionPool, npc: NpcRef) -> tuple[int, int,
 async def memory_ids(pool: AsyncConnectionPool, npc: NpcRef, kind: str | None = None) -> set[str]:
     async with pool.connection() as conn:
         cur = await conn.execute(
-            "SELECT memory_id::text FROM memories WHERE tenant_id = %s AND world_id = %s AND npc_id = %s"
-            " AND (%s::text IS NULL OR kind = %s)",
+            "SELECT m.memory_id::text FROM memories AS m JOIN memory_npcs AS n USING (npc_key)"
+            " WHERE n.tenant_id = %s AND n.world_id = %s AND n.npc_id = %s"
+            " AND (%s::text IS NULL OR m.kind = %s)",
             (npc.tenant_id, npc.world_id, npc.npc_id, kind, kind),
         )
         return {row[0] for row in await cur.fetchall()}
