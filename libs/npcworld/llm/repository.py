@@ -40,7 +40,7 @@ RETURNING 1
 # The first answer with a usable response; later replays (outcome 'replayed') never shadow it.
 _FIND_RECORDING = """
 SELECT response, provider, model FROM llm_calls
-WHERE tenant_id = %s AND request_hash = %s AND outcome IN ('ok', 'budget_fallback', 'outage_fallback')
+WHERE for_request(tenant_id, request_hash, %s, %s) AND outcome IN ('ok', 'budget_fallback', 'outage_fallback')
 ORDER BY id LIMIT 1
 """
 
