@@ -84,7 +84,7 @@ def load_npc(
     importance = rng.integers(1, 11, n)
     accessed = [T0 + timedelta(minutes=int(m)) for m in rng.integers(0, 30 * 24 * 60, n)]
     with conn.cursor().copy(
-        "COPY memories (memory_id, npc_key, tenant_id, world_id, npc_id, kind, description, importance,"
+        "COPY memories (memory_id, npc_key, kind, description, importance,"
         " created_at,"
         " embedding_model, embedding_dims, embedding, source_event_id) FROM STDIN WITH (FORMAT BINARY)"
     ) as copy:
@@ -92,9 +92,6 @@ def load_npc(
             [
                 "uuid",
                 "int8",
-                "text",
-                "text",
-                "text",
                 "text",
                 "text",
                 "int2",
@@ -111,9 +108,6 @@ def load_npc(
                 (
                     ids[i],
                     key,
-                    npc.tenant_id,
-                    npc.world_id,
-                    npc.npc_id,
                     "observation",
                     f"memory {i}",
                     int(importance[i]),

@@ -17,6 +17,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from psycopg_pool import AsyncConnectionPool
 
 from launcher.embedded.rotation import rotate_broker
+from npcworld.contracts import TraceContext
 from npcworld.contracts.topics import DEAD_LETTER, PERCEPTION
 from npcworld.errors import ConcurrencyError
 from npcworld.eventstore import EventStore
@@ -261,6 +262,20 @@ async def test_a_stream_name_is_each_tenants_own(tally_db: AsyncConnectionPool) 
         mine = await store.read_stream(conn, "tenant-b", stream)
     assert [e.envelope.payload.description for e in mine] == ["tenant-b v1"]  # type: ignore[attr-defined]
     assert mine[0].stream_id == stream and mine[0].version == 1
+
+
+async def test_an_events_trace_context_reads_back_as_it_was_written(tally_db: AsyncConnectionPool) -> None:
+    """A W3C traceparent is stored as its bytes, anything else as JSON: either way it reads back the same."""
+    store, world = EventStore(), uuid.uuid4().hex
+    parent = "00-4ea421c4b51b0be50b47a3fdeb570c0c-8bdf0db28eea2777-01"
+    traces = [TraceContext(traceparent=parent), TraceContext(traceparent=parent, tracestate="vendor=x"),
+              TraceContext(traceparent="not-a-w3c-parent"), TraceContext()]
+    events = [tally_app.observation(world, "occ", str(i)).model_copy(update={"trace": t})
+              for i, t in enumerate(traces)]
+    async with tally_db.connection() as conn, conn.transaction():
+        await store.append(conn, f"npc-{world}", events, expected_version=0)
+        stored = await store.read_stream(conn, "tenant-a", f"npc-{world}")
+    assert [s.envelope.trace for s in stored] == traces
 
 
 async def test_an_append_at_a_stale_version_is_rejected_not_overwritten(
