@@ -3,7 +3,7 @@
 -- hashes leave half full, against ~30 now. Reads say for_request(tenant_id, request_hash, %s, %s), which
 -- compares the digest (for the index) and the texts (for exactness), like in_world() (migration 0124).
 CREATE FUNCTION llm_request_key(tenant text, request_hash text) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT
-    PARALLEL SAFE AS $$ SELECT ('x' || left(md5(tenant || '/' || request_hash), 16))::bit(64)::bigint $$;
+    PARALLEL SAFE AS $$ SELECT hashtextextended(tenant || '/' || request_hash, 0) $$;
 CREATE FUNCTION for_request(tenant_id text, request_hash text, tenant text, hash text) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$ SELECT llm_request_key(tenant_id, request_hash) = llm_request_key(tenant, hash)
