@@ -166,10 +166,10 @@ class EventStore:
         clauses: list[str] = ["seq > %s"]
         params: list[Any] = [after_seq]
         f = where or EventFilter()
-        if f.tenant_id is not None and f.world_id is not None:
+        one_world = f.tenant_id is not None and f.world_id is not None
+        if one_world:
             clauses.append(WORLD_IS)
             params += [f.tenant_id, f.world_id]
-        one_world = f.tenant_id is not None and f.world_id is not None
         for column, value in (("tenant_id", None if one_world else f.tenant_id),
                               ("world_id", None if one_world else f.world_id), ("npc_id", f.npc_id)):
             if value is not None:
