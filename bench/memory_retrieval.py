@@ -83,41 +83,33 @@ def load_npc(
     ids = [uuid7() for _ in range(n)]  # time-ordered, like the service's ids
     importance = rng.integers(1, 11, n)
     accessed = [T0 + timedelta(minutes=int(m)) for m in rng.integers(0, 30 * 24 * 60, n)]
+    # Distinct texts: a vector is its world's for its text (migration 0128); the rows keep none until the
+    # upkeep moves a large stream's into its rows for the stream's own index.
+    texts = [f"{npc.npc_id} memory {i}" for i in range(n)]
     with conn.cursor().copy(
         "COPY memories (memory_id, npc_key, kind, description, importance,"
         " created_at,"
-        " embedding_model, embedding_dims, embedding, source_event_id) FROM STDIN WITH (FORMAT BINARY)"
+        " embedding_model, embedding_dims, source_event_id) FROM STDIN WITH (FORMAT BINARY)"
     ) as copy:
-        copy.set_types(
-            [
-                "uuid",
-                "int8",
-                "text",
-                "text",
-                "int2",
-                "timestamptz",
-                "text",
-                "int4",
-                "halfvec",
-                "uuid",
-            ]
-        )
+        copy.set_types(["uuid", "int8", "text", "text", "int2", "timestamptz", "text", "int4", "uuid"])
         source = uuid.uuid4()
         for i in range(n):
             copy.write_row(
-                (
-                    ids[i],
-                    key,
-                    "observation",
-                    f"memory {i}",
-                    int(importance[i]),
-                    accessed[i],
-                    LOCAL_MODEL_ID,
-                    DIMS,
-                    HalfVector(vectors[i]),
-                    source,
-                )
+                (ids[i], key, "observation", texts[i], int(importance[i]), accessed[i], LOCAL_MODEL_ID, DIMS,
+                 source)
             )
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS staged_vectors (description text, embedding halfvec)")
+    conn.execute("TRUNCATE staged_vectors")
+    with conn.cursor().copy("COPY staged_vectors FROM STDIN WITH (FORMAT BINARY)") as copy:
+        copy.set_types(["text", "halfvec"])
+        for i in range(n):
+            copy.write_row((texts[i], HalfVector(vectors[i])))
+    conn.execute(
+        "INSERT INTO memory_vectors (world_key, model_key, text_key, embedding)"
+        " SELECT world_key(%s, %s), memory_model_key(%s), memory_text_key(description), embedding"
+        " FROM staged_vectors",
+        (npc.tenant_id, npc.world_id, LOCAL_MODEL_ID),
+    )
     with conn.cursor().copy(
         "COPY memory_access (memory_id, npc_key, importance, last_accessed_at) FROM STDIN "
         "WITH (FORMAT BINARY)"

@@ -79,22 +79,19 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
     arrive through the consumer (topic npcworld.memory-edits.v1). A rebuild folds the same claimed events
     through the same appliers, so it equals the live read model row for row.
     """
-    kept = {"vectors": False}
-
     async def keep_derived(conn: AsyncConnection[Any]) -> None:
-        """Before a rebuild: keep vectors and per-stream index flags (derived data, not in the events), and
-        drop the held last accesses, which the fold holds again from their claimed events."""
-        await deps.repository.keep_vectors(conn)
+        """Before a rebuild: keep per-stream index flags (derived data, not in the events), and drop the held
+        last accesses, which the fold holds again from their claimed events. Vectors stay where they are:
+        ``memory_vectors`` is not rebuilt, and the fold finds each text's vector there."""
         await deps.repository.keep_own_indexes(conn)
         await deps.repository.drop_held_accesses(conn)
-        kept["vectors"] = True
 
     async def restore_derived(conn: AsyncConnection[Any]) -> None:
         await deps.repository.restore_own_indexes(conn)
 
     async def recorded(event: Envelope[MemoryRecorded], conn: AsyncConnection[Any]) -> None:
         if event.forked_from is None:  # a fork's copies: with its WorldForked
-            await apply_recorded(conn, deps, event, kept_vectors=kept["vectors"])
+            await apply_recorded(conn, deps, event)
 
     async def accessed(event: Envelope[MemoriesAccessed], conn: AsyncConnection[Any]) -> None:
         if event.forked_from is None:
@@ -130,7 +127,7 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
             await apply_forgotten(conn, deps, event)
 
     async def recorded_copy(event: Envelope[MemoryRecorded], conn: AsyncConnection[Any]) -> None:
-        await apply_recorded(conn, deps, event, kept_vectors=kept["vectors"])
+        await apply_recorded(conn, deps, event)
 
     async def accessed_copy(event: Envelope[MemoriesAccessed], conn: AsyncConnection[Any]) -> None:
         await apply_or_hold_accessed(conn, deps, event)
@@ -180,9 +177,7 @@ def _npc(event: Envelope) -> NpcRef:
     return NpcRef(event.tenant_id, event.world_id, event.npc_id)
 
 
-async def apply_recorded(
-    conn: Conn, deps: MemoryDeps, event: Envelope[MemoryRecorded], *, kept_vectors: bool = False
-) -> int:
+async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope[MemoryRecorded]) -> int:
     """Insert the recorded memory unless the stream has it (a fork's copy, a replay); returns 1 when new."""
     p = event.payload
     npc = _npc(event)
@@ -195,9 +190,13 @@ async def apply_recorded(
         return 0  # a forgotten player's chat (its key is erased): a rebuild leaves it out, as live did
     memory = _memory(npc, p)
     model = stream.embedding_model or p.embedding_model
-    known = await deps.repository.known_vectors(conn, npc.tenant_id, [p.memory_id], model, kept=kept_vectors)
-    if p.memory_id in known:
-        vectors = known[p.memory_id][None, :]
+    # A text the world has a vector for (a rebuild, a replay: migration 0128), else a fork's source memory's.
+    vector = (await deps.repository.shared_vectors(conn, npc, model, [p.description])).get(p.description)
+    if vector is None:
+        known = await deps.repository.known_vectors(conn, npc.tenant_id, [p.memory_id], model)
+        vector = known.get(p.memory_id)
+    if vector is not None:
+        vectors = vector[None, :]
     else:
         stored = EmbeddingSpace(model, stream.embedding_dims or 0) if stream.embedding_model else None
         check_space(stored, EmbeddingSpace.of(deps.embedder), f"NPC {npc.npc_id!r}")

@@ -142,3 +142,47 @@ async def test_streams_stored_under_their_tenants_prefix_upgrade_to_keyed_stream
         cur = await conn.execute(
             "SELECT trace::text, length(traceparent) FROM events ORDER BY seq DESC LIMIT 1")
         assert await cur.fetchone() == ("{}", 26)
+
+
+async def test_memories_written_with_their_vectors_upgrade_to_one_vector_per_text_of_a_world(
+    postgres: PostgresForTests, tmp_path: Path
+) -> None:
+    """Migration 0128: a world's vectors move to memory_vectors, one per text; the rows keep theirs only in a
+    stream with an index of its own."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = with_database(postgres.url, name)
+    apply_migrations(url, _until(tmp_path / "before", "0128_memory_vectors_by_text.sql"))
+    rows = [("ada", False, "the oven is hot", "[1,0,0]"), ("bo", False, "the oven is hot", "[1,0,0]"),
+            ("bo", False, "it rains", "[0,1,0]"), ("cy", True, "the oven is hot", "[1,0,0]")]
+    with psycopg.connect(url) as conn:
+        for key, (npc, own, text, vector) in enumerate(rows, start=1):
+            conn.execute(
+                "INSERT INTO memory_npcs (npc_key, tenant_id, world_id, npc_id, embedding_model,"
+                " embedding_dims, memory_count, own_index) VALUES (%s, 'studio', 'town', %s, 'm', 3, 0, %s)"
+                " ON CONFLICT (tenant_id, world_id, npc_id) DO NOTHING",
+                (key, npc, own),
+            )
+            conn.execute(
+                "INSERT INTO memories (memory_id, npc_key, kind, description, importance, created_at,"
+                " embedding_model, embedding_dims, embedding, source_event_id)"
+                " SELECT %s, npc_key, 'observation', %s, 3, %s, 'm', 3, %s::halfvec, %s FROM memory_npcs"
+                " WHERE npc_id = %s",
+                (uuid.uuid4(), text, T0, vector, uuid.uuid4(), npc),
+            )
+
+    assert apply_migrations(url)[0] == "0128_memory_vectors_by_text.sql"
+
+    with psycopg.connect(url) as conn:
+        shared = conn.execute(
+            "SELECT text_key = memory_text_key('the oven is hot'), embedding::text FROM memory_vectors"
+            " WHERE world_key = world_key('studio', 'town') AND model_key = memory_model_key('m')"
+            " ORDER BY 2").fetchall()
+        in_rows = conn.execute(
+            "SELECT n.npc_id, n.in_row_vectors, m.embedding::text FROM memories AS m JOIN memory_npcs AS n"
+            " USING (npc_key) ORDER BY 1, 3").fetchall()
+    assert shared == [(False, "[0,1,0]"), (True, "[1,0,0]")]
+    assert in_rows == [
+        ("ada", False, None), ("bo", False, None), ("bo", False, None), ("cy", True, "[1,0,0]")
+    ]

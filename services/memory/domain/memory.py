@@ -26,6 +26,8 @@ class NpcStream:
 
     ``embedding_model``/``embedding_dims`` name the space every vector of the stream lives in
     (None until the first memory fixes it). ``own_index``: a large stream's HNSW index of its own is built.
+    ``in_row_vectors``: its memories keep their vectors in their rows, for that index (set before it is
+    built); otherwise a memory's vector is its world's for its text (``memory_vectors``, migration 0128).
     """
 
     key: int
@@ -36,6 +38,7 @@ class NpcStream:
     embedding_dims: int | None
     memory_count: int
     own_index: bool = False
+    in_row_vectors: bool = False
 
 
 @dataclass(frozen=True)

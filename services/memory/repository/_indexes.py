@@ -6,7 +6,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from services.memory.domain import NpcStream
-from services.memory.repository._rows import _NPC_COLUMNS, Conn, _stream
+from services.memory.repository._rows import _MATERIALISE, _NPC_COLUMNS, Conn, _stream
 
 __all__ = ["IndexQueries", "own_index_name"]
 
@@ -32,7 +32,18 @@ class IndexQueries:
             return [_stream(r) for r in await cur.fetchall()]
 
     async def build_own_index(self, conn: Conn, stream: NpcStream) -> None:
-        """CREATE INDEX CONCURRENTLY for the stream (dropping a failed earlier build first); flag it."""
+        """Move the stream's vectors into its rows, then CREATE INDEX CONCURRENTLY for it (dropping a failed
+        earlier build first); flag it.
+
+        The index is partial on the stream's rows, so they must hold their vectors: the stream's flag is set
+        under its lock, which every writer of the stream takes before it decides where a new vector goes
+        (``add``), so after this transaction no row of the stream is left without one.
+        """
+        async with conn.transaction():
+            await conn.execute(
+                "UPDATE memory_npcs SET in_row_vectors = true WHERE npc_key = %s", (stream.key,)
+            )
+            await conn.execute(_MATERIALISE, {"keys": [stream.key]})
         name = sql.Identifier(own_index_name(stream.key))
         cur = await conn.execute(
             "SELECT i.indisvalid FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid "
@@ -53,18 +64,23 @@ class IndexQueries:
         await conn.execute("UPDATE memory_npcs SET own_index = true WHERE npc_key = %s", (stream.key,))
 
     async def keep_own_indexes(self, conn: Conn) -> None:
-        """Remember which streams have an index of their own until commit (a replay empties memory_npcs;
-        stream keys are stable, so the indexes themselves stay valid)."""
+        """Remember which streams have an index of their own, or keep vectors in their rows for one, until
+        commit (a replay empties memory_npcs; stream keys are stable, so the indexes themselves stay
+        valid)."""
         await conn.execute(
             "CREATE TEMP TABLE memory_own_indexes_kept ON COMMIT DROP AS "
-            "SELECT npc_key FROM memory_npcs WHERE own_index"
+            "SELECT npc_key, own_index FROM memory_npcs WHERE in_row_vectors"
         )
 
     async def restore_own_indexes(self, conn: Conn) -> None:
-        await conn.execute(
-            "UPDATE memory_npcs SET own_index = true"
-            " WHERE npc_key IN (SELECT npc_key FROM memory_own_indexes_kept)"
+        """Flag the kept streams again, and move their rebuilt rows' vectors into the rows."""
+        cur = await conn.execute(
+            "UPDATE memory_npcs AS n SET own_index = k.own_index, in_row_vectors = true"
+            " FROM memory_own_indexes_kept AS k WHERE n.npc_key = k.npc_key RETURNING n.npc_key"
         )
+        keys = [int(r[0]) for r in await cur.fetchall()]
+        if keys:
+            await conn.execute(_MATERIALISE, {"keys": keys})
 
     async def drop_orphan_indexes(self, conn: Conn) -> int:
         """Drop per-stream indexes whose stream is gone (a deleted world, a replay); returns how many."""

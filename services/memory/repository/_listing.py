@@ -1,16 +1,27 @@
-"""Listing queries: memories newest first in keyset pages; which memories and vectors a stream already has."""
+"""Listing queries: memories newest first in keyset pages; which memories and vectors a stream already has;
+the world's vectors by text."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from psycopg.rows import dict_row
 
-from services.memory.domain import Memory, NpcStream
-from services.memory.repository._rows import _JOINED, _MEMORIES, _MEMORY_COLUMNS, Conn, _memory, _params
+from services.memory.domain import Memory, NpcRef, NpcStream
+from services.memory.repository._rows import (
+    _JOINED,
+    _MEMORIES,
+    _MEMORY_COLUMNS,
+    _VECTOR,
+    Conn,
+    _memory,
+    _params,
+    _shared_vector,
+)
 
 __all__ = ["ListingQueries"]
 
@@ -87,29 +98,32 @@ class ListingQueries:
         )
         return {r[0] for r in await cur.fetchall()}
 
-    async def keep_vectors(self, conn: Conn) -> None:
-        """Keep every stored vector in a temporary table until commit (a replay empties ``memories``)."""
-        await conn.execute(
-            "CREATE TEMP TABLE memory_vectors_kept ON COMMIT DROP AS "
-            "SELECT DISTINCT ON (m.memory_id) m.memory_id, n.tenant_id, m.embedding_model, m.embedding"
-            " FROM memories AS m JOIN memory_npcs AS n USING (npc_key)"
-        )
-        await conn.execute("CREATE INDEX ON memory_vectors_kept (memory_id)")
-
     async def known_vectors(
-        self, conn: Conn, tenant_id: str, memory_ids: Sequence[str], model: str, *, kept: bool = False
+        self, conn: Conn, tenant_id: str, memory_ids: Sequence[str], model: str
     ) -> dict[str, npt.NDArray[np.float32]]:
-        """Vectors of ``model`` already stored for these memory ids in any of the tenant's streams.
-
-        A world fork copies memories with their ids, so the source stream's vector is the copy's vector;
-        with ``kept`` the vectors saved by ``keep_vectors`` count too.
-        """
-        also = " UNION ALL SELECT memory_id, tenant_id, embedding_model, embedding FROM memory_vectors_kept"
+        """Vectors of ``model`` already stored for these memory ids in any of the tenant's streams (a world
+        fork copies memories with their ids, so the source stream's vector is the copy's vector)."""
         cur = await conn.execute(
-            f"""SELECT DISTINCT ON (memory_id) memory_id::text, embedding::text FROM (
-                    SELECT m.memory_id, n.tenant_id, m.embedding_model, m.embedding
-                    FROM memories AS m JOIN memory_npcs AS n USING (npc_key){also if kept else ""}
-                ) AS v WHERE memory_id = ANY(%s::uuid[]) AND tenant_id = %s AND embedding_model = %s""",
+            f"""SELECT DISTINCT ON (m.memory_id) m.memory_id::text, {_VECTOR}::text
+                FROM memories AS m JOIN memory_npcs AS n USING (npc_key)
+                {_shared_vector("world_key(n.tenant_id, n.world_id)")}
+                WHERE m.memory_id = ANY(%s::uuid[]) AND n.tenant_id = %s AND m.embedding_model = %s""",
             (list(memory_ids), tenant_id, model),
         )
-        return {r[0]: np.array(r[1].strip("[]").split(","), dtype=np.float32) for r in await cur.fetchall()}
+        return _vectors(await cur.fetchall())
+
+    async def shared_vectors(
+        self, conn: Conn, npc: NpcRef, model: str, texts: Sequence[str]
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """The vectors of ``model`` the NPC's world holds for these texts (migration 0128), by text."""
+        cur = await conn.execute(
+            """SELECT DISTINCT ON (x) x, v.embedding::text FROM unnest(%(texts)s::text[]) AS x
+               JOIN memory_vectors AS v ON v.world_key = world_key(%(t)s, %(w)s)
+                AND v.model_key = memory_model_key(%(model)s) AND v.text_key = memory_text_key(x)""",
+            {"texts": list(texts), "t": npc.tenant_id, "w": npc.world_id, "model": model},
+        )
+        return _vectors(await cur.fetchall())
+
+
+def _vectors(rows: Sequence[Any]) -> dict[str, npt.NDArray[np.float32]]:
+    return {r[0]: np.array(r[1].strip("[]").split(","), dtype=np.float32) for r in rows}

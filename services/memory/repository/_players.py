@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from services.memory.repository._rows import Conn
+from services.memory.repository._rows import Conn, drop_unused_vectors
 
 __all__ = ["PlayerMemories"]
 
@@ -17,10 +17,13 @@ class PlayerMemories:
         """Delete the world's memories of what the player said; returns how many went."""
         cur = await conn.execute(
             "DELETE FROM memories WHERE npc_key IN (SELECT npc_key FROM memory_npcs"
-            " WHERE tenant_id = %s AND world_id = %s) AND (subject = %s OR told_by = %s) RETURNING npc_key",
+            " WHERE tenant_id = %s AND world_id = %s) AND (subject = %s OR told_by = %s)"
+            " RETURNING npc_key, description",
             (tenant_id, world_id, f"player {player_id}", f"player:{player_id}"),
         )
-        removed = Counter(int(row[0]) for row in await cur.fetchall())
+        rows = await cur.fetchall()
+        removed = Counter(int(row[0]) for row in rows)
+        await drop_unused_vectors(conn, tenant_id, world_id, sorted({row[1] for row in rows}))
         for npc_key, count in sorted(removed.items()):
             await conn.execute(
                 "UPDATE memory_npcs SET memory_count = memory_count - %s WHERE npc_key = %s", (count, npc_key)

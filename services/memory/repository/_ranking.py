@@ -20,7 +20,9 @@ from services.memory.domain import (
 from services.memory.repository._rows import (
     _EXACT,
     _PRIOR,
+    _SHARED_VECTOR,
     _TOP_PRIOR,
+    _VECTOR,
     Conn,
     ScoreFloor,
     _params,
@@ -113,12 +115,20 @@ class RankingQueries:
     ) -> AsyncCursor[Any]:
         # npc_key and dims as literals, so the planner can prove a stream's own partial index applies.
         dims, key = sql.Literal(stream.embedding_dims), sql.Literal(stream.key)
-        query_sql = sql.SQL(
-            "SELECT memory_id, (embedding::halfvec({dims})) <=> %(q)s::halfvec({dims}) AS distance, "
-            "(embedding::halfvec({dims})) <=> %(r)s::halfvec({dims}) AS relevance_distance "
-            "FROM memories WHERE npc_key = {key} AND embedding_dims = {dims} "
-            "ORDER BY (embedding::halfvec({dims})) <=> %(q)s::halfvec({dims}) LIMIT %(limit)s"
-        ).format(dims=dims, key=key)
+        if stream.in_row_vectors:
+            query_sql = sql.SQL(
+                "SELECT memory_id, (embedding::halfvec({dims})) <=> %(q)s::halfvec({dims}) AS distance, "
+                "(embedding::halfvec({dims})) <=> %(r)s::halfvec({dims}) AS relevance_distance "
+                "FROM memories WHERE npc_key = {key} AND embedding_dims = {dims} "
+                "ORDER BY (embedding::halfvec({dims})) <=> %(q)s::halfvec({dims}) LIMIT %(limit)s"
+            ).format(dims=dims, key=key)
+        else:  # no index of its own: the stream sorted exactly, its vectors its world's (migration 0128)
+            query_sql = sql.SQL(
+                "SELECT m.memory_id, {vector} <=> %(q)s::halfvec AS distance, "
+                "{vector} <=> %(r)s::halfvec AS relevance_distance "
+                "FROM memories AS m {shared} WHERE m.npc_key = {key} AND m.embedding_dims = {dims} "
+                "ORDER BY 2 LIMIT %(limit)s"
+            ).format(dims=dims, key=key, vector=sql.SQL(_VECTOR), shared=sql.SQL(_SHARED_VECTOR))
         # Materialise the hits, then order them by distance and id: the same order whichever plan found them.
         wrapped = sql.SQL(
             "WITH hits AS MATERIALIZED ({q}) "
@@ -128,7 +138,8 @@ class RankingQueries:
             "ORDER BY h.distance, h.memory_id"
         ).format(q=query_sql, key=key)
         # Never a prepared (generic) plan: without the actual limit the planner picks a full per-NPC sort.
-        params = {"q": _vector(query), "r": _vector(relevance_to), "limit": limit}
+        params = {"q": _vector(query), "r": _vector(relevance_to), "limit": limit,
+                  "t": stream.npc.tenant_id, "w": stream.npc.world_id}
         return await conn.execute(wrapped, params, prepare=False)
 
     async def restore_settings(self, conn: Conn, enable_sort: str) -> None:

@@ -28,7 +28,7 @@ from services.memory.domain import (
     recency,
 )
 
-__all__ = ["Conn", "ScoreFloor", "in_release_order", "stream_key"]
+__all__ = ["Conn", "ScoreFloor", "drop_unused_vectors", "in_release_order", "stream_key"]
 
 Conn = AsyncConnection[Any]
 
@@ -46,40 +46,90 @@ _STREAM = f"npc_key = %(key)s AND {_NPC}"  # a row of memory_npcs
 _MEMORIES = "npc_key = %(key)s"  # a stream's rows of memories (migration 0126)
 _NPC_COLUMNS = (
     "npc_key, tenant_id, world_id, npc_id, name, persona, embedding_model, embedding_dims, memory_count, "
-    "own_index"
+    "own_index, in_row_vectors"
 )
 _MEMORY_COLUMNS = (
     "m.memory_id, m.kind, m.description, m.importance, m.created_at, a.last_accessed_at, m.location, "
     "m.subject, m.evidence, m.depth, m.source, m.told_by, m.trust"
 )
 _JOINED = "memories AS m JOIN memory_access AS a USING (npc_key, memory_id)"
-_INSERT = """
-WITH added AS (
+# A memory's vector (migration 0128): its row's in a stream that keeps them there, else its world's for its
+# text. Joined after ``memories AS m``; %(t)s and %(w)s name the stream's tenant and world.
+def _shared_vector(world: str) -> str:
+    return f"""LEFT JOIN LATERAL (
+        SELECT v.embedding FROM memory_vectors AS v
+        WHERE m.embedding IS NULL AND v.world_key = {world}
+          AND v.model_key = memory_model_key(m.embedding_model)
+          AND v.text_key = memory_text_key(m.description)
+        LIMIT 1) AS shared ON true"""
+
+
+_SHARED_VECTOR = _shared_vector("world_key(%(t)s, %(w)s)")
+_VECTOR = "coalesce(m.embedding, shared.embedding)"
+# The vectors of ``given`` (description, embedding) in %(model)s's space that the world lacks.
+_ADD_VECTORS = """
+    INSERT INTO memory_vectors (world_key, model_key, text_key, embedding)
+    SELECT DISTINCT ON (memory_text_key(g.description)) world_key(%(t)s, %(w)s), memory_model_key(%(model)s),
+           memory_text_key(g.description), g.embedding::halfvec
+    FROM given AS g
+    WHERE NOT EXISTS (SELECT 1 FROM memory_vectors AS v
+                      WHERE v.world_key = world_key(%(t)s, %(w)s)
+                        AND v.model_key = memory_model_key(%(model)s)
+                        AND v.text_key = memory_text_key(g.description))
+    ORDER BY memory_text_key(g.description)
+"""
+# New memories: each text's vector joins the world's unless it has it; the rows keep theirs only when the
+# stream keeps vectors in its rows (%(in_rows)s, read under the stream's lock).
+_INSERT = f"""
+WITH given AS MATERIALIZED (
+    SELECT * FROM unnest(
+        %(ids)s::uuid[], %(kinds)s::text[], %(descriptions)s::text[], %(importances)s::smallint[],
+        %(created)s::timestamptz[], %(locations)s::text[], %(subjects)s::text[], %(evidence)s::text[],
+        %(depths)s::int[], %(origins)s::text[], %(told_by)s::text[], %(trusts)s::text[],
+        %(state_keys)s::text[], %(vectors)s::text[])
+    AS m(memory_id, kind, description, importance, created_at, location, subject, evidence, depth,
+         origin, told_by, trust, state_key, embedding)
+), shared AS ({_ADD_VECTORS}), added AS (
     INSERT INTO memories (npc_key, embedding_model, embedding_dims,
                           source_event_id, memory_id, kind, description, importance, created_at, location,
                           subject, evidence, depth, source, told_by, trust,
                           state_hash, embedding)
     SELECT %(key)s, %(model)s, %(dims)s, %(source)s, m.memory_id, m.kind, m.description,
            m.importance, m.created_at, m.location, m.subject, m.evidence::uuid[], m.depth, m.origin,
-           m.told_by, m.trust, memory_state_hash(m.state_key), m.embedding::halfvec
-    FROM unnest(%(ids)s::uuid[], %(kinds)s::text[], %(descriptions)s::text[], %(importances)s::smallint[],
-                %(created)s::timestamptz[], %(locations)s::text[], %(subjects)s::text[], %(evidence)s::text[],
-                %(depths)s::int[], %(origins)s::text[], %(told_by)s::text[], %(trusts)s::text[],
-                %(state_keys)s::text[], %(vectors)s::text[])
-         AS m(memory_id, kind, description, importance, created_at, location, subject, evidence, depth,
-              origin, told_by, trust, state_key,
-              embedding)
+           m.told_by, m.trust, memory_state_hash(m.state_key),
+           CASE WHEN %(in_rows)s THEN m.embedding::halfvec END
+    FROM given AS m
     ON CONFLICT (npc_key, memory_id) DO NOTHING
     RETURNING memory_id, importance, created_at
 )
 INSERT INTO memory_access (memory_id, npc_key, importance, last_accessed_at)
 SELECT memory_id, %(key)s, importance, created_at FROM added
 """
+# A stream that is to keep its vectors in its rows (for an index of its own) takes them from its world's.
+_MATERIALISE = """
+UPDATE memories AS m SET embedding = (
+    SELECT v.embedding FROM memory_vectors AS v JOIN memory_npcs AS n ON n.npc_key = m.npc_key
+    WHERE v.world_key = world_key(n.tenant_id, n.world_id)
+      AND v.model_key = memory_model_key(m.embedding_model) AND v.text_key = memory_text_key(m.description)
+    LIMIT 1)
+WHERE m.npc_key = ANY(%(keys)s::bigint[]) AND m.embedding IS NULL
+"""
+# Vectors of these texts that no memory of the world uses any more.
+_UNUSED_VECTORS = """
+DELETE FROM memory_vectors AS v
+WHERE v.world_key = world_key(%(t)s, %(w)s)
+  AND v.text_key IN (SELECT memory_text_key(x) FROM unnest(%(texts)s::text[]) AS x)
+  AND NOT EXISTS (SELECT 1 FROM memories AS m JOIN memory_npcs AS n USING (npc_key)
+                  WHERE n.tenant_id = %(t)s AND n.world_id = %(w)s
+                    AND memory_text_key(m.description) = v.text_key
+                    AND memory_model_key(m.embedding_model) = v.model_key)
+"""
 # Exact retrieval: one scan of the stream computes every raw component, the stream-wide min/max and the
 # weighted score; the expressions mirror domain.scoring term for term so both round the same way.
 _EXACT = f"""
 WITH similarity AS MATERIALIZED (
-    SELECT memory_id, 1 - (embedding <=> %(q)s::halfvec) AS rel FROM memories WHERE {_MEMORIES}
+    SELECT m.memory_id, 1 - ({_VECTOR} <=> %(q)s::halfvec) AS rel
+    FROM memories AS m {_SHARED_VECTOR} WHERE m.{_MEMORIES}
 ), base AS MATERIALIZED (
     SELECT s.memory_id, a.importance::float8 AS imp, s.rel,
            power(0.995::float8, greatest(
@@ -112,14 +162,14 @@ _RECENCY = (
 )
 _PRIOR = f"""
 SELECT c.memory_id::text, c.importance, c.last_accessed_at, c.rel FROM (
-    SELECT a.memory_id, a.importance, a.last_accessed_at, 1 - (m.embedding <=> %(q)s::halfvec) AS rel,
+    SELECT a.memory_id, a.importance, a.last_accessed_at, 1 - ({_VECTOR} <=> %(q)s::halfvec) AS rel,
            {_RECENCY.format(t="a.last_accessed_at")} AS rec
     FROM unnest(%(levels)s::int[], %(since)s::timestamptz[]) AS l(importance, since)
     CROSS JOIN LATERAL (
         SELECT memory_id, importance, last_accessed_at FROM memory_access
         WHERE npc_key = %(key)s AND importance = l.importance AND last_accessed_at >= l.since
         ORDER BY last_accessed_at DESC LIMIT %(cap)s) AS a
-    JOIN memories AS m ON m.npc_key = %(key)s AND m.memory_id = a.memory_id
+    JOIN memories AS m ON m.npc_key = %(key)s AND m.memory_id = a.memory_id {_SHARED_VECTOR}
     WHERE a.memory_id <> ALL(%(exclude)s::uuid[])
 ) AS c
 WHERE %(wimp)s * {_NORM.format(x="c.importance::float8", lo="%(ilo)s", hi="%(ihi)s")}
@@ -137,7 +187,7 @@ WITH r AS MATERIALIZED (
            {_RECENCY.format(t="max(last_accessed_at)")} AS rechi
     FROM memory_access WHERE npc_key = %(key)s
 )
-SELECT c.memory_id::text, c.importance, c.last_accessed_at, 1 - (m.embedding <=> %(q)s::halfvec) FROM (
+SELECT c.memory_id::text, c.importance, c.last_accessed_at, 1 - ({_VECTOR} <=> %(q)s::halfvec) FROM (
     SELECT a.memory_id, a.importance, a.last_accessed_at
     FROM r CROSS JOIN generate_series(r.ilo::int, r.ihi::int) AS l(importance) CROSS JOIN LATERAL (
         SELECT memory_id, importance, last_accessed_at FROM memory_access
@@ -147,7 +197,7 @@ SELECT c.memory_id::text, c.importance, c.last_accessed_at, 1 - (m.embedding <=>
         + %(wrec)s * {_NORM.format(x=_RECENCY.format(t="a.last_accessed_at"), lo="r.reclo", hi="r.rechi")}
         DESC, a.memory_id
     LIMIT %(top)s
-) AS c JOIN memories AS m ON m.npc_key = %(key)s AND m.memory_id = c.memory_id
+) AS c JOIN memories AS m ON m.npc_key = %(key)s AND m.memory_id = c.memory_id {_SHARED_VECTOR}
 """
 
 
@@ -172,6 +222,13 @@ class ScoreFloor:
         }
 
 
+async def drop_unused_vectors(conn: Conn, tenant_id: str, world_id: str, texts: Sequence[str]) -> None:
+    """Delete the world's vectors of these texts that no memory of the world uses any more (after memories
+    were deleted or their text changed): a forgotten text leaves nothing derived from it behind."""
+    if texts:
+        await conn.execute(_UNUSED_VECTORS, {"t": tenant_id, "w": world_id, "texts": list(texts)})
+
+
 def _vector(v: npt.NDArray[np.float32]) -> str:
     # 9 significant digits round-trip every float32 exactly.
     return "[" + ",".join(f"{x:.9g}" for x in v.tolist()) + "]"
@@ -193,6 +250,7 @@ def _stream(row: dict[str, Any]) -> NpcStream:
         row["embedding_dims"],
         row["memory_count"],
         row["own_index"],
+        row["in_row_vectors"],
     )
 
 

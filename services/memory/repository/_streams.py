@@ -25,6 +25,7 @@ from services.memory.repository._indexes import IndexQueries
 from services.memory.repository._listing import ListingQueries
 from services.memory.repository._ranking import RankingQueries
 from services.memory.repository._rows import (
+    _ADD_VECTORS,
     _INSERT,
     _JOINED,
     _MEMORIES,
@@ -136,10 +137,18 @@ class MemoryRepository(
         if not memories:
             return 0
         dims = int(vectors.shape[1])
+        # Under the stream's lock: an index upkeep that moves the stream's vectors into its rows waits for
+        # this transaction, and a writer after it reads the new setting (``build_own_index``).
+        cur = await conn.execute(
+            "SELECT in_row_vectors FROM memory_npcs WHERE npc_key = %(key)s FOR NO KEY UPDATE",
+            _params(stream),
+        )
+        row = await cur.fetchone()
         cur = await conn.execute(
             _INSERT,
             _params(
                 stream,
+                in_rows=bool(row and row[0]),
                 model=model,
                 dims=dims,
                 source=source_event_id,
@@ -211,12 +220,19 @@ class MemoryRepository(
         vectors: npt.NDArray[np.float32],
         model: str,
     ) -> None:
-        """Overwrite the vectors of these memories (the re-embed job)."""
+        """Move these memories into ``model``'s space with these vectors (the re-embed job): the world gets
+        each text's vector in that space, and a stream that keeps vectors in its rows, the rows."""
         await conn.execute(
-            f"""UPDATE memories AS m SET embedding = v.embedding::halfvec, embedding_model = %(model)s,
-                    embedding_dims = %(dims)s
-                FROM unnest(%(ids)s::uuid[], %(vectors)s::text[]) AS v(memory_id, embedding)
-                WHERE m.memory_id = v.memory_id AND m.{_MEMORIES}""",
+            f"""WITH given AS MATERIALIZED (
+                    SELECT v.memory_id, m.description, v.embedding::halfvec AS embedding
+                    FROM unnest(%(ids)s::uuid[], %(vectors)s::text[]) AS v(memory_id, embedding)
+                    JOIN memories AS m ON m.memory_id = v.memory_id AND m.{_MEMORIES}
+                ), shared AS ({_ADD_VECTORS})
+                UPDATE memories AS m SET embedding_model = %(model)s, embedding_dims = %(dims)s,
+                    embedding = CASE WHEN (SELECT in_row_vectors FROM memory_npcs WHERE npc_key = %(key)s)
+                                     THEN g.embedding END
+                FROM given AS g
+                WHERE m.memory_id = g.memory_id AND m.{_MEMORIES}""",
             _params(
                 stream,
                 model=model,
@@ -258,6 +274,9 @@ class MemoryRepository(
         """Drop every memory stream of a world (the projection of a WorldDeleted event)."""
         await conn.execute(
             "DELETE FROM memory_npcs WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)
+        )
+        await conn.execute(
+            "DELETE FROM memory_vectors WHERE world_key = world_key(%s, %s)", (tenant_id, world_id)
         )
         for table in ("memory_held", "memory_clocks", "memory_retired", "memory_accesses_pending"):
             await conn.execute(

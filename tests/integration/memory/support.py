@@ -28,6 +28,14 @@ from services.memory.settings import Settings
 from tests.infra import free_port
 from tests.polling import eventually
 
+# A memory's vector (``coalesce(m.embedding, v.embedding)``) for ``memories AS m JOIN memory_npcs AS n``: its
+# row's, or its world's for its text (migration 0128).
+VECTOR_OF = (
+    "LEFT JOIN memory_vectors AS v ON m.embedding IS NULL"
+    " AND v.world_key = world_key(n.tenant_id, n.world_id)"
+    " AND v.model_key = memory_model_key(m.embedding_model) AND v.text_key = memory_text_key(m.description)"
+)
+
 T0 = datetime(2023, 2, 13, 8, 0, tzinfo=UTC)
 
 

@@ -22,7 +22,7 @@ from services.memory.projection import build_projection
 from services.memory.repository import MemoryRepository
 from services.memory.retrieval import retrieve
 from tests.infra import BrokerForTests
-from tests.integration.memory.support import T0, envelope, handle, new_npc
+from tests.integration.memory.support import T0, VECTOR_OF, envelope, handle, new_npc
 from tests.unit.memory.fakes import FakeImportanceRater, HashingEmbedder
 
 pytestmark = pytest.mark.integration
@@ -64,7 +64,9 @@ async def _stream(pool: AsyncConnectionPool, npc: NpcRef) -> tuple[list[Memory],
         assert stream is not None
         memories = await repo.all_memories(conn, stream)
         cur = await conn.execute(
-            "SELECT memory_id::text, embedding::text FROM memories WHERE npc_key = %s", (stream.key,)
+            "SELECT m.memory_id::text, coalesce(m.embedding, v.embedding)::text"
+            f" FROM memories AS m JOIN memory_npcs AS n USING (npc_key) {VECTOR_OF} WHERE m.npc_key = %s",
+            (stream.key,),
         )
         vectors = {r[0]: [float(x) for x in r[1].strip("[]").split(",")] for r in await cur.fetchall()}
     return memories, vectors

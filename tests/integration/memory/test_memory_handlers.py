@@ -14,11 +14,11 @@ from npcworld.eventstore import EventStore
 from services.memory.deps import MemoryDeps
 from services.memory.domain import NpcRef, memory_stream_id
 from services.memory.repository import MemoryRepository
-from tests.integration.memory.support import T0, envelope, handle, new_npc
+from tests.integration.memory.support import T0, VECTOR_OF, envelope, handle, new_npc
 from tests.unit.memory.fakes import FakeImportanceRater, HashingEmbedder
 
 # One NPC's rows of memories (they carry the stream's key; its ids are in memory_npcs).
-_OF_NPC = ("FROM memories AS m JOIN memory_npcs AS n USING (npc_key)"
+_OF_NPC = (f"FROM memories AS m JOIN memory_npcs AS n USING (npc_key) {VECTOR_OF}"
            " WHERE n.tenant_id = %s AND n.world_id = %s AND n.npc_id = %s")
 
 pytestmark = pytest.mark.integration
@@ -27,7 +27,8 @@ pytestmark = pytest.mark.integration
 async def stored(pool: AsyncConnectionPool, npc: NpcRef) -> list[tuple[str, str, int, str, int]]:
     async with pool.connection() as conn:
         cur = await conn.execute(
-            "SELECT m.kind, m.description, m.importance, m.embedding_model, vector_dims(m.embedding) "
+            "SELECT m.kind, m.description, m.importance, m.embedding_model,"
+            " vector_dims(coalesce(m.embedding, v.embedding)) "
             f"{_OF_NPC} ORDER BY m.created_at, m.description",
             (npc.tenant_id, npc.world_id, npc.npc_id),
         )
@@ -134,7 +135,7 @@ async def test_stored_vectors_are_the_embedders_vectors_in_half_precision(
     text = "Sam Moore is running for mayor"
     await handle(pool, envelope(ObservationMade(description=text), npc, T0), deps)
     async with pool.connection() as conn:
-        cur = await conn.execute(f"SELECT m.embedding::text {_OF_NPC}",
+        cur = await conn.execute(f"SELECT coalesce(m.embedding, v.embedding)::text {_OF_NPC}",
                                  (npc.tenant_id, npc.world_id, npc.npc_id))
         row = await cur.fetchone()
     assert row is not None
