@@ -9,8 +9,9 @@
 -- rebuild or a replay embeds nothing that was embedded once.
 --
 -- The keys are 64-bit digests (hashtextextended); two texts of one world and model sharing a digest, about
--- 1 in 10^7 at a million distinct texts, would share a vector. Concurrent writers of one text may each add
--- it (no unique key, so no writer waits on another's transaction): readers take any one, they are equal.
+-- 1 in 10^7 at a million distinct texts, would share a vector. A text is added once (ON CONFLICT DO NOTHING):
+-- a writer adding a text another's open transaction is adding waits for it, which only instances of the
+-- memory service working on different NPCs of one world can meet.
 -- Deleting memories deletes the vectors no memory of the world still uses (forgetting a player, a designer's
 -- forget or correction); deleting the world deletes all of its vectors.
 CREATE FUNCTION memory_model_key(model text) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
@@ -22,9 +23,9 @@ CREATE TABLE memory_vectors (
     world_key bigint NOT NULL,
     model_key bigint NOT NULL,
     text_key bigint NOT NULL,
-    embedding halfvec NOT NULL
+    embedding halfvec NOT NULL,
+    PRIMARY KEY (world_key, model_key, text_key)
 );
-CREATE INDEX memory_vectors_text_idx ON memory_vectors (world_key, model_key, text_key);
 
 ALTER TABLE memory_npcs ADD COLUMN in_row_vectors boolean NOT NULL DEFAULT false;
 UPDATE memory_npcs SET in_row_vectors = own_index;

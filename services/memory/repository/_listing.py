@@ -117,7 +117,7 @@ class ListingQueries:
     ) -> dict[str, npt.NDArray[np.float32]]:
         """The vectors of ``model`` the NPC's world holds for these texts (migration 0128), by text."""
         cur = await conn.execute(
-            """SELECT DISTINCT ON (x) x, v.embedding::text FROM unnest(%(texts)s::text[]) AS x
+            """SELECT x, v.embedding::text FROM unnest(%(texts)s::text[]) AS x
                JOIN memory_vectors AS v ON v.world_key = world_key(%(t)s, %(w)s)
                 AND v.model_key = memory_model_key(%(model)s) AND v.text_key = memory_text_key(x)""",
             {"texts": list(texts), "t": npc.tenant_id, "w": npc.world_id, "model": model},

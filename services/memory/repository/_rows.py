@@ -56,12 +56,10 @@ _JOINED = "memories AS m JOIN memory_access AS a USING (npc_key, memory_id)"
 # A memory's vector (migration 0128): its row's in a stream that keeps them there, else its world's for its
 # text. Joined after ``memories AS m``; %(t)s and %(w)s name the stream's tenant and world.
 def _shared_vector(world: str) -> str:
-    return f"""LEFT JOIN LATERAL (
-        SELECT v.embedding FROM memory_vectors AS v
-        WHERE m.embedding IS NULL AND v.world_key = {world}
-          AND v.model_key = memory_model_key(m.embedding_model)
-          AND v.text_key = memory_text_key(m.description)
-        LIMIT 1) AS shared ON true"""
+    return f"""LEFT JOIN memory_vectors AS shared
+        ON m.embedding IS NULL AND shared.world_key = {world}
+          AND shared.model_key = memory_model_key(m.embedding_model)
+          AND shared.text_key = memory_text_key(m.description)"""
 
 
 _SHARED_VECTOR = _shared_vector("world_key(%(t)s, %(w)s)")
@@ -72,11 +70,8 @@ _ADD_VECTORS = """
     SELECT DISTINCT ON (memory_text_key(g.description)) world_key(%(t)s, %(w)s), memory_model_key(%(model)s),
            memory_text_key(g.description), g.embedding::halfvec
     FROM given AS g
-    WHERE NOT EXISTS (SELECT 1 FROM memory_vectors AS v
-                      WHERE v.world_key = world_key(%(t)s, %(w)s)
-                        AND v.model_key = memory_model_key(%(model)s)
-                        AND v.text_key = memory_text_key(g.description))
     ORDER BY memory_text_key(g.description)
+    ON CONFLICT DO NOTHING
 """
 # New memories: each text's vector joins the world's unless it has it; the rows keep theirs only when the
 # stream keeps vectors in its rows (%(in_rows)s, read under the stream's lock).
@@ -110,8 +105,7 @@ _MATERIALISE = """
 UPDATE memories AS m SET embedding = (
     SELECT v.embedding FROM memory_vectors AS v JOIN memory_npcs AS n ON n.npc_key = m.npc_key
     WHERE v.world_key = world_key(n.tenant_id, n.world_id)
-      AND v.model_key = memory_model_key(m.embedding_model) AND v.text_key = memory_text_key(m.description)
-    LIMIT 1)
+      AND v.model_key = memory_model_key(m.embedding_model) AND v.text_key = memory_text_key(m.description))
 WHERE m.npc_key = ANY(%(keys)s::bigint[]) AND m.embedding IS NULL
 """
 # Vectors of these texts that no memory of the world uses any more.
