@@ -190,11 +190,7 @@ async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope[MemoryRec
         return 0  # a forgotten player's chat (its key is erased): a rebuild leaves it out, as live did
     memory = _memory(npc, p)
     model = stream.embedding_model or p.embedding_model
-    # A text the world has a vector for (a rebuild, a replay: migration 0128), else a fork's source memory's.
-    vector = (await deps.repository.shared_vectors(conn, npc, model, [p.description])).get(p.description)
-    if vector is None:
-        known = await deps.repository.known_vectors(conn, npc.tenant_id, [p.memory_id], model)
-        vector = known.get(p.memory_id)
+    vector = await deps.repository.stored_vector(conn, npc, model, p.memory_id, p.description)
     if vector is not None:
         vectors = vector[None, :]
     else:

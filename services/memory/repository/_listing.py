@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -98,32 +97,26 @@ class ListingQueries:
         )
         return {r[0] for r in await cur.fetchall()}
 
-    async def known_vectors(
-        self, conn: Conn, tenant_id: str, memory_ids: Sequence[str], model: str
-    ) -> dict[str, npt.NDArray[np.float32]]:
-        """Vectors of ``model`` already stored for these memory ids in any of the tenant's streams (a world
-        fork copies memories with their ids, so the source stream's vector is the copy's vector)."""
+    async def stored_vector(
+        self, conn: Conn, npc: NpcRef, model: str, memory_id: str, text: str
+    ) -> npt.NDArray[np.float32] | None:
+        """A vector of ``model`` already stored for this memory: its world's for its text (a rebuild, a
+        replay: migration 0128), else that of the memory with its id in any of the tenant's worlds (a world
+        fork copies memories with their ids, so the source's vector is the copy's); None when neither
+        exists."""
         cur = await conn.execute(
-            f"""SELECT DISTINCT ON (m.memory_id) m.memory_id::text, {_VECTOR}::text
-                FROM memories AS m JOIN memory_npcs AS n USING (npc_key)
-                {_shared_vector("world_key(n.tenant_id, n.world_id)")}
-                WHERE m.memory_id = ANY(%s::uuid[]) AND n.tenant_id = %s AND m.embedding_model = %s""",
-            (list(memory_ids), tenant_id, model),
+            f"""SELECT coalesce(
+                    (SELECT embedding FROM memory_vectors WHERE world_key = world_key(%(t)s, %(w)s)
+                       AND model_key = memory_model_key(%(model)s) AND text_key = memory_text_key(%(text)s)),
+                    (SELECT {_VECTOR} FROM memories AS m JOIN memory_npcs AS n USING (npc_key)
+                       {_shared_vector("world_key(n.tenant_id, n.world_id)")}
+                     WHERE m.memory_id = %(id)s::uuid AND n.tenant_id = %(t)s
+                       AND m.embedding_model = %(model)s LIMIT 1))::text""",
+            {"t": npc.tenant_id, "w": npc.world_id, "model": model, "text": text, "id": memory_id},
         )
-        return _vectors(await cur.fetchall())
-
-    async def shared_vectors(
-        self, conn: Conn, npc: NpcRef, model: str, texts: Sequence[str]
-    ) -> dict[str, npt.NDArray[np.float32]]:
-        """The vectors of ``model`` the NPC's world holds for these texts (migration 0128), by text."""
-        cur = await conn.execute(
-            """SELECT x, v.embedding::text FROM unnest(%(texts)s::text[]) AS x
-               JOIN memory_vectors AS v ON v.world_key = world_key(%(t)s, %(w)s)
-                AND v.model_key = memory_model_key(%(model)s) AND v.text_key = memory_text_key(x)""",
-            {"texts": list(texts), "t": npc.tenant_id, "w": npc.world_id, "model": model},
-        )
-        return _vectors(await cur.fetchall())
+        row = await cur.fetchone()
+        return None if row is None or row[0] is None else _parsed(row[0])
 
 
-def _vectors(rows: Sequence[Any]) -> dict[str, npt.NDArray[np.float32]]:
-    return {r[0]: np.array(r[1].strip("[]").split(","), dtype=np.float32) for r in rows}
+def _parsed(vector: str) -> npt.NDArray[np.float32]:
+    return np.array(vector.strip("[]").split(","), dtype=np.float32)
