@@ -15,11 +15,10 @@ from services.memory.repository._rows import (
     _JOINED,
     _MEMORIES,
     _MEMORY_COLUMNS,
-    _VECTOR,
     Conn,
     _memory,
     _params,
-    _shared_vector,
+    _vector_of,
 )
 
 __all__ = ["ListingQueries"]
@@ -108,8 +107,8 @@ class ListingQueries:
             f"""SELECT coalesce(
                     (SELECT embedding FROM memory_vectors WHERE world_key = world_key(%(t)s, %(w)s)
                        AND model_key = memory_model_key(%(model)s) AND text_key = memory_text_key(%(text)s)),
-                    (SELECT {_VECTOR} FROM memories AS m JOIN memory_npcs AS n USING (npc_key)
-                       {_shared_vector("world_key(n.tenant_id, n.world_id)")}
+                    (SELECT {_vector_of("world_key(n.tenant_id, n.world_id)")}
+                     FROM memories AS m JOIN memory_npcs AS n USING (npc_key)
                      WHERE m.memory_id = %(id)s::uuid AND n.tenant_id = %(t)s
                        AND m.embedding_model = %(model)s LIMIT 1))::text""",
             {"t": npc.tenant_id, "w": npc.world_id, "model": model, "text": text, "id": memory_id},

@@ -20,7 +20,6 @@ from services.memory.domain import (
 from services.memory.repository._rows import (
     _EXACT,
     _PRIOR,
-    _SHARED_VECTOR,
     _TOP_PRIOR,
     _VECTOR,
     Conn,
@@ -122,13 +121,15 @@ class RankingQueries:
                 "FROM memories WHERE npc_key = {key} AND embedding_dims = {dims} "
                 "ORDER BY (embedding::halfvec({dims})) <=> %(q)s::halfvec({dims}) LIMIT %(limit)s"
             ).format(dims=dims, key=key)
-        else:  # no index of its own: the stream sorted exactly, its vectors its world's (migration 0128)
+        else:  # no index of its own: the stream sorted exactly, its vectors its world's (migration 0128);
+            # OFFSET 0 keeps the subquery, so each row's vector is looked up once, not once per use
             query_sql = sql.SQL(
-                "SELECT m.memory_id, {vector} <=> %(q)s::halfvec AS distance, "
-                "{vector} <=> %(r)s::halfvec AS relevance_distance "
-                "FROM memories AS m {shared} WHERE m.npc_key = {key} AND m.embedding_dims = {dims} "
+                "SELECT memory_id, vector <=> %(q)s::halfvec AS distance, "
+                "vector <=> %(r)s::halfvec AS relevance_distance "
+                "FROM (SELECT m.memory_id, {vector} AS vector FROM memories AS m"
+                "      WHERE m.npc_key = {key} AND m.embedding_dims = {dims} OFFSET 0) AS s "
                 "ORDER BY 2 LIMIT %(limit)s"
-            ).format(dims=dims, key=key, vector=sql.SQL(_VECTOR), shared=sql.SQL(_SHARED_VECTOR))
+            ).format(dims=dims, key=key, vector=sql.SQL(_VECTOR))
         # Materialise the hits, then order them by distance and id: the same order whichever plan found them.
         wrapped = sql.SQL(
             "WITH hits AS MATERIALIZED ({q}) "

@@ -54,16 +54,16 @@ _MEMORY_COLUMNS = (
 )
 _JOINED = "memories AS m JOIN memory_access AS a USING (npc_key, memory_id)"
 # A memory's vector (migration 0128): its row's in a stream that keeps them there, else its world's for its
-# text. Joined after ``memories AS m``; %(t)s and %(w)s name the stream's tenant and world.
-def _shared_vector(world: str) -> str:
-    return f"""LEFT JOIN memory_vectors AS shared
-        ON m.embedding IS NULL AND shared.world_key = {world}
-          AND shared.model_key = memory_model_key(m.embedding_model)
-          AND shared.text_key = memory_text_key(m.description)"""
+# text, found by one probe of memory_vectors' key per row (a join would let the planner hash the whole
+# world's vectors for one NPC's scan). For ``memories AS m``; ``world`` is the world's key.
+def _vector_of(world: str) -> str:
+    return f"""coalesce(m.embedding, (
+        SELECT v.embedding FROM memory_vectors AS v
+        WHERE v.world_key = {world} AND v.model_key = memory_model_key(m.embedding_model)
+          AND v.text_key = memory_text_key(m.description)))"""
 
 
-_SHARED_VECTOR = _shared_vector("world_key(%(t)s, %(w)s)")
-_VECTOR = "coalesce(m.embedding, shared.embedding)"
+_VECTOR = _vector_of("world_key(%(t)s, %(w)s)")  # %(t)s, %(w)s: the stream's tenant and world
 # The vectors of ``given`` (description, embedding) in %(model)s's space that the world lacks.
 _ADD_VECTORS = """
     INSERT INTO memory_vectors (world_key, model_key, text_key, embedding)
@@ -123,7 +123,7 @@ WHERE v.world_key = world_key(%(t)s, %(w)s)
 _EXACT = f"""
 WITH similarity AS MATERIALIZED (
     SELECT m.memory_id, 1 - ({_VECTOR} <=> %(q)s::halfvec) AS rel
-    FROM memories AS m {_SHARED_VECTOR} WHERE m.{_MEMORIES}
+    FROM memories AS m WHERE m.{_MEMORIES}
 ), base AS MATERIALIZED (
     SELECT s.memory_id, a.importance::float8 AS imp, s.rel,
            power(0.995::float8, greatest(
@@ -163,7 +163,7 @@ SELECT c.memory_id::text, c.importance, c.last_accessed_at, c.rel FROM (
         SELECT memory_id, importance, last_accessed_at FROM memory_access
         WHERE npc_key = %(key)s AND importance = l.importance AND last_accessed_at >= l.since
         ORDER BY last_accessed_at DESC LIMIT %(cap)s) AS a
-    JOIN memories AS m ON m.npc_key = %(key)s AND m.memory_id = a.memory_id {_SHARED_VECTOR}
+    JOIN memories AS m ON m.npc_key = %(key)s AND m.memory_id = a.memory_id
     WHERE a.memory_id <> ALL(%(exclude)s::uuid[])
 ) AS c
 WHERE %(wimp)s * {_NORM.format(x="c.importance::float8", lo="%(ilo)s", hi="%(ihi)s")}
@@ -191,7 +191,7 @@ SELECT c.memory_id::text, c.importance, c.last_accessed_at, 1 - ({_VECTOR} <=> %
         + %(wrec)s * {_NORM.format(x=_RECENCY.format(t="a.last_accessed_at"), lo="r.reclo", hi="r.rechi")}
         DESC, a.memory_id
     LIMIT %(top)s
-) AS c JOIN memories AS m ON m.npc_key = %(key)s AND m.memory_id = c.memory_id {_SHARED_VECTOR}
+) AS c JOIN memories AS m ON m.npc_key = %(key)s AND m.memory_id = c.memory_id
 """
 
 
