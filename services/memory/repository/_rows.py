@@ -101,12 +101,10 @@ INSERT INTO memory_access (memory_id, npc_key, importance, last_accessed_at)
 SELECT memory_id, %(key)s, importance, created_at FROM added
 """
 # A stream that is to keep its vectors in its rows (for an index of its own) takes them from its world's.
-_MATERIALISE = """
-UPDATE memories AS m SET embedding = (
-    SELECT v.embedding FROM memory_vectors AS v JOIN memory_npcs AS n ON n.npc_key = m.npc_key
-    WHERE v.world_key = world_key(n.tenant_id, n.world_id)
-      AND v.model_key = memory_model_key(m.embedding_model) AND v.text_key = memory_text_key(m.description))
-WHERE m.npc_key = ANY(%(keys)s::bigint[]) AND m.embedding IS NULL
+_MATERIALISE = f"""
+UPDATE memories AS m SET embedding = {_vector_of("world_key(n.tenant_id, n.world_id)")}
+FROM memory_npcs AS n
+WHERE n.npc_key = m.npc_key AND m.npc_key = ANY(%(keys)s::bigint[]) AND m.embedding IS NULL
 """
 # Vectors of these texts that no memory of the world uses any more.
 _UNUSED_VECTORS = """
