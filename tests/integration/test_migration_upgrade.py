@@ -186,3 +186,31 @@ async def test_memories_written_with_their_vectors_upgrade_to_one_vector_per_tex
     assert in_rows == [
         ("ada", False, None), ("bo", False, None), ("bo", False, None), ("cy", True, "[1,0,0]")
     ]
+
+
+async def test_memory_access_indexes_become_those_of_the_streams_with_an_index_of_their_own(
+    postgres: PostgresForTests, tmp_path: Path
+) -> None:
+    """Migration 0130: the access indexes over every stream go; a stream that already has its own HNSW index
+    gets its own access indexes with it."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = with_database(postgres.url, name)
+    apply_migrations(url, _until(tmp_path / "before", "0130_memory_access_indexes_per_stream.sql"))
+    with psycopg.connect(url) as conn:
+        for key, (npc, own) in enumerate((("ada", False), ("bo", True)), start=1):
+            conn.execute(
+                "INSERT INTO memory_npcs (npc_key, tenant_id, world_id, npc_id, embedding_model,"
+                " embedding_dims, memory_count, own_index) VALUES (%s, 'studio', 'town', %s, 'm', 3, 0, %s)",
+                (key, npc, own),
+            )
+
+    assert apply_migrations(url)[0] == "0130_memory_access_indexes_per_stream.sql"
+
+    with psycopg.connect(url) as conn:
+        indexes = conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'memory_access'"
+                               " ORDER BY 1").fetchall()
+    assert [i[0] for i in indexes] == [
+        "memory_access_pkey", "memory_access_prior_npc_2", "memory_access_recency_npc_2"
+    ]

@@ -70,7 +70,7 @@ async def seal_payloads(conn: AsyncConnection[Any], events: Sequence[Envelope]) 
     """Each event's payload as stored JSON, with its player's words sealed (``FORGOTTEN`` for a forgotten
     player, whose words are not stored again). The events are all of one tenant (one append)."""
     dumped: list[Payload | None] = [
-        e.payload.model_dump(mode="json") if e.type in SEALED_FIELDS else None for e in events
+        e.payload.stored() if e.type in SEALED_FIELDS else None for e in events
     ]
     owners = await _owners(conn, events, dumped) if any(d is not None for d in dumped) else []
     players = {o for o in owners if o is not None}
@@ -79,7 +79,7 @@ async def seal_payloads(conn: AsyncConnection[Any], events: Sequence[Envelope]) 
     for i, event in enumerate(events):
         payload, owner = dumped[i], owners[i] if owners else None
         if payload is None or owner is None:
-            out.append(event.payload.model_dump_json())
+            out.append(event.payload.stored_json())
         else:
             out.append(_seal(payload, SEALED_FIELDS[event.type], keys.get(owner)))
     return out

@@ -82,6 +82,11 @@ async def test_a_large_stream_gets_an_index_of_its_own_which_retrieval_uses_and_
             ("[" + ",".join(map(str, vectors[0].tolist())) + "]",),
         )
         assert own_index_name(stream.key) in "\n".join(r[0] for r in await cur.fetchall())
+        # Its accesses by importance and recency (the prior lists) are in an index of its own as well.
+        cur = await conn.execute(
+            f"EXPLAIN SELECT memory_id FROM memory_access WHERE npc_key = {stream.key} AND importance = 5 "
+            "ORDER BY last_accessed_at DESC LIMIT 20")
+        assert f"memory_access_prior_npc_{stream.key}" in "\n".join(r[0] for r in await cur.fetchall())
         for i in range(20):
             q = vectors[i * 11] + 0.3 * rng.normal(size=384).astype(np.float32) / 384**0.5
             q = (q / np.linalg.norm(q)).astype(np.float32)
@@ -93,5 +98,7 @@ async def test_a_large_stream_gets_an_index_of_its_own_which_retrieval_uses_and_
         await repo.delete_stream(conn, stream)
     assert await maintain_indexes_once(database_url, upkeep) == 0
     async with pool.connection() as conn:
-        cur = await conn.execute("SELECT to_regclass(%s)", (own_index_name(stream.key),))
-        assert (await cur.fetchone()) == (None,)
+        for name in (own_index_name(stream.key), f"memory_access_prior_npc_{stream.key}",
+                     f"memory_access_recency_npc_{stream.key}"):
+            cur = await conn.execute("SELECT to_regclass(%s)", (name,))
+            assert (await cur.fetchone()) == (None,)
