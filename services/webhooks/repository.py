@@ -10,7 +10,7 @@ from uuid import UUID
 
 from psycopg import AsyncConnection
 
-from npcworld.contracts import WEBHOOK_EVENT_TYPES, WebhookDeleted
+from npcworld.contracts import EVENT_TYPES, WEBHOOK_EVENT_TYPES, WebhookDeleted
 from npcworld.eventstore import EventStore
 from npcworld.shredding import reveal
 from services.webhooks.domain import Outcome
@@ -130,6 +130,9 @@ class DispatchRepository:
         ]
         # A player's words go out while the player's key exists; after it is erased, "[forgotten]".
         await reveal(self.conn, [(c.event_type, c.envelope["payload"]) for c in claimed])
+        for c in claimed:  # with every field, as the API shows it (the log leaves out empty defaults)
+            if (cls := EVENT_TYPES.get(c.event_type)) is not None:
+                c.envelope["payload"] = cls.filled(c.envelope["payload"])
         return claimed
 
     async def record(

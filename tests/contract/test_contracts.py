@@ -50,6 +50,7 @@ def test_every_event_type_reads_back_from_its_stored_form(event_type: str) -> No
     payload = cls.model_validate(EXAMPLES[event_type])
     assert cls.model_validate(payload.stored()) == payload
     assert cls.model_validate_json(payload.stored_json()) == payload
+    assert cls.filled(payload.stored()) == payload.model_dump(mode="json")
 
 
 def test_the_log_leaves_out_fields_at_a_default_that_says_nothing_and_keeps_every_other() -> None:

@@ -35,6 +35,13 @@ class EventPayload(BaseModel):
         """``stored`` as a JSON document."""
         return self.model_dump_json(exclude=self._unsaid())
 
+    @classmethod
+    def filled(cls, stored: dict[str, Any]) -> dict[str, Any]:
+        """A stored payload (JSON types) with the fields ``stored`` left out written again: what a reader
+        outside the service code (a webhook's receiver) gets, every field present."""
+        defaults = {name: cls.model_fields[name].default for name in _empty_default_fields(cls)}
+        return {**{n: [] if d == () else d for n, d in defaults.items() if n not in stored}, **stored}
+
     def _unsaid(self) -> set[str]:
         fields = type(self).model_fields
         return {name for name in _empty_default_fields(type(self))
