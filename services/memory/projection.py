@@ -189,7 +189,7 @@ async def apply_recorded(conn: Conn, deps: MemoryDeps, event: Envelope[MemoryRec
     if p.description == FORGOTTEN:
         return 0  # a forgotten player's chat (its key is erased): a rebuild leaves it out, as live did
     memory = _memory(npc, p)
-    model = stream.embedding_model or p.embedding_model
+    model = stream.embedding_model or p.embedding_model or deps.embedder.model
     vector = await deps.repository.stored_vector(conn, npc, model, p.memory_id, p.description)
     if vector is not None:
         vectors = vector[None, :]

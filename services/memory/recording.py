@@ -101,7 +101,7 @@ async def record_memories(
     ]
     events = [
         uow.new_event(
-            _recorded(m, space, model),
+            _recorded(m, None if stream.embedding_model else space, model),
             tenant_id=stream.npc.tenant_id,
             world_id=stream.npc.world_id,
             npc_id=stream.npc.npc_id,
@@ -138,7 +138,9 @@ async def _ablated(uow: UnitOfWork, stream: NpcStream) -> frozenset[str]:
     return ablated_kinds(kinds) if kinds else frozenset()
 
 
-def _recorded(m: Memory, space: EmbeddingSpace, importance_model: str) -> MemoryRecorded:
+def _recorded(m: Memory, space: EmbeddingSpace | None, importance_model: str) -> MemoryRecorded:
+    """The event of a new memory; ``space`` only while the stream has no embedding model yet (a stream keeps
+    its first memory's: ``check_space``)."""
     return MemoryRecorded(
         memory_id=m.memory_id,
         kind=m.kind,
@@ -149,8 +151,8 @@ def _recorded(m: Memory, space: EmbeddingSpace, importance_model: str) -> Memory
         subject=m.subject,
         evidence=m.evidence,
         depth=m.depth,
-        embedding_model=space.model,
-        embedding_dimensions=space.dimensions,
+        embedding_model=space.model if space else None,
+        embedding_dimensions=space.dimensions if space else None,
         importance_model=importance_model,
         source=m.provenance.source,
         told_by=m.provenance.told_by,

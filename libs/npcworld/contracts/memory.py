@@ -50,8 +50,10 @@ class MemoryRecorded(EventPayload):
     subject: str | None = None
     evidence: tuple[str, ...] = ()
     depth: int = Field(default=0, ge=0)
-    embedding_model: str
-    embedding_dimensions: int | None = Field(default=None, ge=1)
+    embedding_model: str | None = Field(
+        default=None, description="the model that embedded it: named while the NPC's stream has none yet "
+        "(its first memories); absent, the stream's")
+    embedding_dimensions: int | None = Field(default=None, ge=1, description="with embedding_model")
     importance_model: str | None = None
     source: MemorySource = Field(default="perceived", description="absent in older events: by kind")
     told_by: str | None = Field(default=None, max_length=120, description="npc:<id> or player:<id> when told")

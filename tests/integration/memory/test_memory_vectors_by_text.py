@@ -125,3 +125,23 @@ async def test_a_stream_given_an_index_of_its_own_holds_its_vectors_in_its_rows_
     async with pool.connection() as conn, conn.transaction():
         await insert_stream(conn, npc, *random_stream(rng, 5, dims=384))
         assert await _vectors_in_rows(conn, npc) == 125
+
+
+async def test_only_an_npcs_first_memories_name_the_embedding_model_its_stream_keeps(
+    pool: AsyncConnectionPool, deps: MemoryDeps
+) -> None:
+    baker = new_npc()
+    for minute, text in enumerate((OVEN, "Klaus reads in the library")):
+        await handle(pool, envelope(ObservationMade(description=text), baker, T0 + timedelta(minutes=minute)),
+                     deps)
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT payload->>'description', payload->>'embedding_model', payload->'embedding_dimensions'"
+            " FROM events WHERE in_world(tenant_id, world_id, %s, %s) AND type = 'MemoryRecorded'"
+            " ORDER BY seq",
+            (baker.tenant_id, baker.world_id))
+        logged = await cur.fetchall()
+        stream = await MemoryRepository().get_npc(conn, baker)
+    assert logged == [(OVEN, deps.embedder.model, deps.embedder.dimensions),
+                      ("Klaus reads in the library", None, None)]
+    assert stream is not None and stream.embedding_model == deps.embedder.model
