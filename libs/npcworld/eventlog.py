@@ -12,7 +12,6 @@ the memory stream, the console the ``MemoryRecorded`` events of the log).
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -160,9 +159,8 @@ def _retrievals(
         accesses = cur.execute(
             "SELECT payload FROM events WHERE type = 'MemoriesAccessed' AND tenant_id = %s"
             " AND (%s::text IS NULL OR npc_id = %s)"
-            " AND (causation_id = %s OR payload -> 'retrievals' @> %s::jsonb) ORDER BY seq",
-            (found.tenant_id, found.npc_id, found.npc_id, cause,
-             json.dumps([{"cause": str(cause)}])),
+            " AND (causation_id = %s OR access_causes(payload) @> ARRAY[%s]::uuid[]) ORDER BY seq",
+            (found.tenant_id, found.npc_id, found.npc_id, cause, cause),
         ).fetchall()
     reveal_sync(conn, [("MemoriesAccessed", a["payload"]) for a in accesses])
     made: list[tuple[str, list[str], Any]] = []
