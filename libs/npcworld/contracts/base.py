@@ -27,7 +27,7 @@ class EventPayload(BaseModel):
     def stored(self) -> dict[str, Any]:
         """The payload as the event log stores it (JSON types): a field left at a default that says nothing
         (null, an empty list, zero, an empty string) is left out, and reading the event gives it back. A
-        default that says something ("perceived", 10.0) is always written, so that changing it later never
+        default that says something ("perceived", "high") is always written, so that changing it later never
         changes what an old event says. (Readers outside the log, the API and webhooks, see every field.)"""
         return self.model_dump(mode="json", exclude=self._unsaid())
 
