@@ -33,6 +33,16 @@ def _until(directory: Path, first_new: str) -> Path:
     return directory
 
 
+def _database_before(postgres: PostgresForTests, tmp_path: Path, first_new: str) -> str:
+    """A new database with the schema of the release before ``first_new``; its URL."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = with_database(postgres.url, name)
+    apply_migrations(url, _until(tmp_path / "before", first_new))
+    return url
+
+
 def _old_world(conn: psycopg.Connection, tenant: str, world: str) -> list[uuid.UUID]:
     """What the release before wrote for a world with one NPC: stream names without the tenant, read-model
     rows keyed by world alone, a held step write and a pending reflection run."""
@@ -68,11 +78,7 @@ def _old_world(conn: psycopg.Connection, tenant: str, world: str) -> list[uuid.U
 async def test_an_older_database_upgrades_with_nothing_lost(
     postgres: PostgresForTests, tmp_path: Path
 ) -> None:
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres.url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    url = with_database(postgres.url, name)
-    apply_migrations(url, _until(tmp_path / "before", _FIRST_NEW))
+    url = _database_before(postgres, tmp_path, _FIRST_NEW)
     tenant, world = "studio-a", "town"
     with psycopg.connect(url) as conn:
         ids = _old_world(conn, tenant, world)
@@ -104,11 +110,7 @@ async def test_streams_stored_under_their_tenants_prefix_upgrade_to_keyed_stream
 ) -> None:
     """Migration 0124: names lose the tenant prefix (and an NPC's memory stream the tenant inside it), keep
     their versions, and appends continue them; an event's trace reads back as it was stored (0125)."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres.url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    url = with_database(postgres.url, name)
-    apply_migrations(url, _until(tmp_path / "before", "0124_events_world_key.sql"))
+    url = _database_before(postgres, tmp_path, "0124_events_world_key.sql")
     tenant, world = "studio-a", "town"
     parent = "00-4ea421c4b51b0be50b47a3fdeb570c0c-8bdf0db28eea2777-01"
     written = {f"{tenant}/world-{world}": WorldCreated(name="Town", start_time=T0),
@@ -149,11 +151,7 @@ async def test_memories_written_with_their_vectors_upgrade_to_one_vector_per_tex
 ) -> None:
     """Migration 0128: a world's vectors move to memory_vectors, one per text; the rows keep theirs only in a
     stream with an index of its own."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres.url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    url = with_database(postgres.url, name)
-    apply_migrations(url, _until(tmp_path / "before", "0128_memory_vectors_by_text.sql"))
+    url = _database_before(postgres, tmp_path, "0128_memory_vectors_by_text.sql")
     rows = [("ada", False, "the oven is hot", "[1,0,0]"), ("bo", False, "the oven is hot", "[1,0,0]"),
             ("bo", False, "it rains", "[0,1,0]"), ("cy", True, "the oven is hot", "[1,0,0]")]
     with psycopg.connect(url) as conn:
@@ -193,11 +191,7 @@ async def test_memory_access_indexes_become_those_of_the_streams_with_an_index_o
 ) -> None:
     """Migration 0130: the access indexes over every stream go; a stream that already has its own HNSW index
     gets its own access indexes with it."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres.url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    url = with_database(postgres.url, name)
-    apply_migrations(url, _until(tmp_path / "before", "0130_memory_access_indexes_per_stream.sql"))
+    url = _database_before(postgres, tmp_path, "0130_memory_access_indexes_per_stream.sql")
     with psycopg.connect(url) as conn:
         for key, (npc, own) in enumerate((("ada", False), ("bo", True)), start=1):
             conn.execute(
