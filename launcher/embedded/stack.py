@@ -84,7 +84,7 @@ class EmbeddedStack:
             broker_pid=broker_pid,
             started_at=time.time(),
         )
-        self.state_file.write_text(json.dumps(asdict(state), indent=2))
+        _write_atomically(self.state_file, json.dumps(asdict(state), indent=2))
         return state
 
     def _adopt_broker(self) -> int | None:
@@ -128,7 +128,7 @@ class EmbeddedStack:
     def _record(self, **changes: object) -> None:
         if self.state_file.exists():
             state = json.loads(self.state_file.read_text())
-            self.state_file.write_text(json.dumps({**state, **changes}, indent=2))
+            _write_atomically(self.state_file, json.dumps({**state, **changes}, indent=2))
 
     def down(self, *, force: bool = False) -> list[str]:
         """Stop both components; returns the names of those that were running.
@@ -160,3 +160,11 @@ class EmbeddedStack:
             "kafka": {"pid": broker, "bootstrap": bootstrap,
                       "listening": broker is not None and wait_for_port(port, timeout=0.5)},
         }
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` in one step: a process reading it meanwhile (a service starting, ``npcworld status``)
+    sees the old or the new text, never a file cut short."""
+    part = path.with_name(f".{path.name}.{os.getpid()}")
+    part.write_text(text)
+    os.replace(part, path)
