@@ -4,7 +4,8 @@ Builds a world of ``--npcs`` NPCs (default 1,000) on the demo template's map wit
 1,000,000) in a fresh embedded PostgreSQL: per NPC and world step a move and an action, and the memories,
 retrievals, decisions, plans, talk and relationships an NPC's day brings, with a model call per decision
 (written straight into the event store, as the services would have appended them), and a fork of it at its
-middle world time (the history copied, then its own events, which differ a world minute after the fork). Then
+middle world time (inheriting the history, then its own events, which differ a world minute after the fork).
+Then
 it starts a gateway on it, signs in to the console and requests every page ``--repeat`` times (and re-runs a
 decision as a dry run with the offline provider), reporting the server time the gateway measured (the
 ``Server-Timing`` header: from the request reaching the console's handler to the page rendered) and the time
@@ -156,15 +157,26 @@ FROM events WHERE tenant_id = %(t)s AND type = 'ActionDecided'
 """
 
 def _fork(conn: psycopg.Connection[Any], tenant_id: str) -> None:
-    # Fork point and last event read first, and the table analysed: planned over a table without statistics,
-    # the copy re-read the world for every row it copied and ran for minutes.
+    """The fork of the big world at its middle world time, made by ``fork_world`` (it inherits the history),
+    then its own events: the source's later ones, with what the NPCs do changed a world minute after the fork
+    point."""
+    import asyncio
+
+    from npcworld.fork import fork_world
+
     conn.execute("ANALYZE events")
     row = conn.execute("SELECT min(world_time) + (max(world_time) - min(world_time)) / 2, max(seq)"
                        " FROM events"
                        " WHERE in_world(tenant_id, world_id, %s, %s)", (tenant_id, WORLD)).fetchone()
     assert row is not None
-    conn.execute(_FORK_SQL, {"t": tenant_id, "w": WORLD, "f": FORK, "at": row[0], "last": row[1]})
-    conn.execute(_FORKED_SQL, {"t": tenant_id, "w": WORLD, "f": FORK})
+    at, last = row
+
+    async def fork() -> None:
+        async with await psycopg.AsyncConnection.connect(conn.info.dsn) as c, c.transaction():
+            await fork_world(c, tenant_id=tenant_id, source_world_id=WORLD, at=at, new_world_id=FORK)
+
+    asyncio.run(fork())
+    conn.execute(_FORK_SQL, {"t": tenant_id, "w": WORLD, "f": FORK, "at": at, "last": last})
 
 
 _HEARTBEATS_SQL = """
@@ -175,33 +187,19 @@ SELECT s, ARRAY['ObservationMade', 'WorldTicked', 'NpcsMoved'], jsonb_build_arra
 FROM unnest(ARRAY['memory', 'planning', 'perception']) s
 """
 FORK = "big-fork"
-# The fork of the big world at its middle: its history up to then copied (as fork_world copies it), then its
-# own events, the source's own later ones with what the NPCs do changed a world minute after the fork point.
+# The fork's own events: the source's after the fork point (in streams of the fork's own), with what the NPCs
+# do changed a world minute after it.
 _FORK_SQL = """
 INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id,
-                    world_time, recorded_at, causation_id, correlation_id, forked_from, payload)
-SELECT gen_random_uuid(), CASE WHEN stream_id = 'world-' || %(w)s THEN 'world-' || %(f)s
-       ELSE %(f)s || ':' || stream_id || CASE WHEN world_time > at THEN '-own' ELSE '' END END,
-       version, type, schema_version, tenant_id, %(f)s, npc_id, world_time, now(),
-       CASE WHEN world_time <= at THEN event_id END, correlation_id,
-       CASE WHEN world_time <= at THEN event_id END,
+                    world_time, recorded_at, causation_id, correlation_id, payload)
+SELECT gen_random_uuid(), %(f)s || ':' || stream_id || '-own', version, type, schema_version, tenant_id,
+       %(f)s, npc_id, world_time, now(), NULL, correlation_id,
        CASE WHEN world_time > at + interval '1 minute' AND type = 'ActionStarted'
             THEN jsonb_set(payload, '{description}', '"reading in the park"')
             ELSE replace(payload::text, %(w)s || ':', %(f)s || ':')::jsonb END
 FROM events, (SELECT %(at)s::timestamptz AS at) fork WHERE in_world(tenant_id, world_id, %(t)s, %(w)s)
- AND seq <= %(last)s
+ AND seq <= %(last)s AND world_time > at
 ORDER BY seq
-"""
-_FORKED_SQL = """
-WITH copies AS (SELECT max(world_time) AS at, count(*) AS n FROM events
-                 WHERE in_world(tenant_id, world_id, %(t)s::text, %(f)s::text) AND forked_from IS NOT NULL)
-INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id, world_time,
-                    recorded_at, correlation_id, payload)
-SELECT gen_random_uuid(), 'world-' || %(f)s::text, max(version) + 1, 'WorldForked', 1,
-       %(t)s::text, %(f)s::text, copies.at, now(), gen_random_uuid(), jsonb_build_object(
-         'source_world_id', %(w)s::text, 'at_world_time', copies.at, 'copied_events', copies.n)
-FROM events, copies WHERE in_stream(tenant_id, stream_id, %(t)s::text, 'world-' || %(f)s::text)
- GROUP BY copies.at, copies.n
 """
 
 
@@ -216,6 +214,9 @@ def measure(
         "operations": "/console/ops",
         "event log (world)": f"/console/events?world={WORLD}",
         "event log (one NPC, one type)": f"/console/events?world={WORLD}&npc=npc-7&type=ActionDecided",
+        "fork's world view (inherited history)": f"/console/worlds/{FORK}",
+        "fork's NPC inspector": f"/console/worlds/{FORK}/npcs/{npc}",
+        "fork's event log": f"/console/events?world={FORK}",
         "fork beside its source": f"/console/worlds/{FORK}/fork-diff",
         "fork beside its source (NPC, type)": f"/console/worlds/{FORK}/fork-diff?npc=npc-7"
                                               "&type=ActionStarted",

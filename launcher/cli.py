@@ -168,8 +168,9 @@ def fork(tenant: str, world_id: str, at: str, new_world_id: str | None) -> None:
         finally:
             await pool.close()
 
-    copied = asyncio.run(go())
-    click.echo(f"forked {world_id} at {when.isoformat()} into {target} ({copied} events copied)")
+    until = asyncio.run(go())
+    click.echo(f"forked {world_id} at {when.isoformat()} into {target} (inherits its history up to seq {until};"
+               " nothing copied)")
 
 
 def _database_url() -> str:

@@ -11,8 +11,8 @@ __all__ = ["canon_of", "canons_of"]
 
 # The latest set of each scope (the world's, each NPC's); events_type_idx serves it.
 _LATEST = (
-    "SELECT DISTINCT ON (coalesce(npc_id, '')) npc_id, payload FROM events"
-    " WHERE in_world(tenant_id, world_id, %s, %s) AND type = 'CanonSet'"
+    "SELECT DISTINCT ON (coalesce(npc_id, '')) npc_id, payload"
+    " FROM world_events(%s, %s) AS events WHERE type = 'CanonSet'"
     " AND (npc_id IS NULL OR npc_id = ANY(%s)) ORDER BY coalesce(npc_id, ''), seq DESC"
 )
 

@@ -21,6 +21,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from npcworld.eventstore.history import Part, read_in_parts_sync
 from npcworld.llm.prompts import render_recorded
 from npcworld.shredding import reveal_sync
 
@@ -33,6 +34,19 @@ _MAX_CHAIN = 50
 EVENT_COLUMNS = ("seq, event_id, type, tenant_id, world_id, npc_id, world_time, causation_id, correlation_id,"
                  " payload")
 _EVENT = f"SELECT {EVENT_COLUMNS} FROM events"
+
+
+# An inherited event of a fork, found from the id it has there (migration 0132: one probe per fork of the
+# tenant), as the fork sees it.
+_INHERITED_EVENT = """
+SELECT e.seq, fork_event_id(l.tenant_id, l.world_id, e.event_id) AS event_id, e.type, e.tenant_id,
+       l.world_id, e.npc_id, e.world_time, e.event_id AS causation_id, e.correlation_id, e.payload
+  FROM world_lineage l JOIN events e ON e.event_id = fork_event_id(l.tenant_id, l.world_id, %(id)s)
+   AND in_world(e.tenant_id, e.world_id, l.tenant_id, l.ancestor) AND e.seq <= l.until_seq
+   AND e.world_time <= l.until_time AND e.type <> 'WorldDeleted'
+ WHERE %(t)s::text IS NULL OR l.tenant_id = %(t)s
+ LIMIT 1
+"""
 
 
 @dataclass(frozen=True)
@@ -99,6 +113,8 @@ def event(
     with conn.cursor(row_factory=dict_row) as cur:
         row = cur.execute(_EVENT + " WHERE event_id = %s AND (%s::text IS NULL OR tenant_id = %s)",
                           (event_id, tenant_id, tenant_id)).fetchone()
+        if row is None:  # an event a fork inherits, by the id it has there
+            row = cur.execute(_INHERITED_EVENT, {"id": event_id, "t": tenant_id}).fetchone()
     return logged(conn, [row])[0] if row else None
 
 
@@ -185,8 +201,8 @@ def memories_from_log(
     with conn.cursor() as cur:
         rows = cur.execute(
             "SELECT payload->>'memory_id', payload->>'kind', (payload->>'importance')::int,"
-            " payload->>'description' FROM events WHERE in_world(tenant_id, world_id, %s, %s)"
-            " AND type = 'MemoryRecorded' AND (%s::text IS NULL OR npc_id = %s)"
+            " payload->>'description' FROM world_events(%s, %s) AS events"
+            " WHERE type = 'MemoryRecorded' AND (%s::text IS NULL OR npc_id = %s)"
             " AND payload->>'memory_id' = ANY(%s::text[])",
             (found.tenant_id, found.world_id, found.npc_id, found.npc_id, list(ids)),
         ).fetchall()
@@ -199,9 +215,7 @@ _FILTERS = (
     " AND (%(n)s::text IS NULL OR npc_id = %(n)s)"
     " AND (cardinality(%(types)s::text[]) = 0 OR type = ANY(%(types)s::text[]))"
 )
-# One world's events by the world's digest index (migration 0124); a tenant's, or an id's across tenants, by
-# scan.
-_ONE_WORLD = " AND in_world(tenant_id, world_id, %(t)s, %(w)s)"
+# A tenant's events, or an id's across tenants, by scan (one world's: by its parts, each by its index).
 _SOME_WORLDS = " AND (%(t)s::text IS NULL OR tenant_id = %(t)s) AND (%(w)s::text IS NULL OR world_id = %(w)s)"
 
 
@@ -219,13 +233,26 @@ def events_after(
     """Stored events after sequence number ``after`` narrowed by the filters, oldest first: the first
     ``limit`` of them, or with ``newest`` the last ``limit``."""
     order = "DESC" if newest else "ASC"
-    with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(
-            f"{_EVENT} WHERE seq > %(after)s"
-            f" {_ONE_WORLD if tenant_id and world_id else _SOME_WORLDS}{_FILTERS}"
-            f" ORDER BY seq {order} LIMIT %(limit)s",
-            {"after": after, "t": tenant_id, "w": world_id, "n": npc_id, "types": list(types),
-             "limit": limit},
-        ).fetchall()
+    params = {"after": after, "t": tenant_id, "w": world_id, "n": npc_id, "types": list(types)}
+
+    def read(source: str, part: dict[str, Any], n: int) -> list[dict[str, Any]]:
+        with conn.cursor(row_factory=dict_row) as cur:
+            return cur.execute(f"SELECT {EVENT_COLUMNS} FROM {source} AND seq > %(after)s{_FILTERS}"
+                               f" ORDER BY seq {order} LIMIT %(limit)s",
+                               {**params, **part, "limit": n}).fetchall()
+
+    if tenant_id and world_id:  # a fork's inherited history first (npcworld.eventstore.history)
+        rows = read_in_parts_sync(conn, tenant_id, world_id, lambda p, n: read(*_part_source(p), n), limit,
+                                  newest_first=newest)
+    else:
+        rows = read(f"events WHERE true{_SOME_WORLDS}", {}, limit)
     found = logged(conn, rows)
     return found[::-1] if newest else found
+
+
+def _part_source(part: Part) -> tuple[str, dict[str, Any]]:
+    """A part of a world's history as ``events_after`` reads it (named placeholders)."""
+    if part.own:
+        return "events WHERE in_world(tenant_id, world_id, %(t)s, %(w)s)", {}
+    return ("inherited_part(%(t)s, %(w)s, %(a)s, %(u)s, %(ut)s) AS events WHERE true",
+            {"a": part.ancestor, "u": part.until_seq, "ut": part.until_time})

@@ -26,15 +26,20 @@ _CHAT_EVENTS = """
 SELECT event_id FROM events WHERE tenant_id = %(t)s AND type IN ('PlayerSpoke', 'NpcReplied')
   AND payload->>'player_id' = %(p)s
 """
-# Worlds the player talked in that have not had it forgotten yet (nor were deleted), with each one's latest
-# world time.
+# Worlds the player talked in (or whose inherited history it talked in) that have not had it forgotten yet
+# (nor were deleted), with each one's latest world time (a world's own events are its latest).
 _WORLDS = """
 SELECT s.world_id,
        (SELECT max(world_time) FROM events a WHERE in_world(a.tenant_id, a.world_id, %(t)s, s.world_id))
-FROM (SELECT DISTINCT world_id FROM events WHERE tenant_id = %(t)s AND type = 'PlayerSpoke'
-        AND payload->>'player_id' = %(p)s) s
-WHERE NOT EXISTS (SELECT 1 FROM events f WHERE in_world(f.tenant_id, f.world_id, %(t)s, s.world_id)
-                  AND (f.type = 'WorldDeleted'
+FROM (SELECT world_id FROM events WHERE tenant_id = %(t)s AND type = 'PlayerSpoke'
+        AND payload->>'player_id' = %(p)s
+      UNION  -- forks that inherit the player's words
+      SELECT l.world_id FROM world_lineage l
+        JOIN events e ON in_world(e.tenant_id, e.world_id, l.tenant_id, l.ancestor)
+       WHERE l.tenant_id = %(t)s AND e.type = 'PlayerSpoke' AND e.payload->>'player_id' = %(p)s
+         AND e.seq <= l.until_seq AND e.world_time <= l.until_time) s
+WHERE NOT EXISTS (SELECT 1 FROM world_events(%(t)s, s.world_id) f
+                  WHERE (f.type = 'WorldDeleted'
                        OR (f.type = 'PlayerForgotten' AND f.payload->>'player_id' = %(p)s)))
 ORDER BY s.world_id
 """
@@ -103,9 +108,9 @@ async def players_forgotten_in(conn: AsyncConnection[Any], tenant_id: str, world
     fork copied from before the forgetting is told again)."""
     cur = await conn.execute(
         "SELECT f.player_id FROM forgotten_players f WHERE f.tenant_id = %(t)s AND EXISTS (SELECT 1 FROM"
-        " events e WHERE in_world(e.tenant_id, e.world_id, %(t)s, %(w)s) AND e.type = 'PlayerSpoke'"
-        " AND e.payload->>'player_id' = f.player_id) AND NOT EXISTS (SELECT 1 FROM events e"
-        " WHERE in_world(e.tenant_id, e.world_id, %(t)s, %(w)s) AND e.type = 'PlayerForgotten'"
+        " world_events(%(t)s, %(w)s) e WHERE e.type = 'PlayerSpoke'"
+        " AND e.payload->>'player_id' = f.player_id) AND NOT EXISTS (SELECT 1 FROM"
+        " world_events(%(t)s, %(w)s) e WHERE e.type = 'PlayerForgotten'"
         " AND e.payload->>'player_id' = f.player_id) ORDER BY f.player_id",
         {"t": tenant_id, "w": world_id},
     )

@@ -1,24 +1,21 @@
-"""Fork a world at a world time: copy its history up to then into a new world id ("what if")."""
+"""Fork a world at a world time: a new world id that inherits its history up to then ("what if", save
+slots), in constant time (migration 0132)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, errors
 
-from npcworld.contracts import Envelope, WorldDeleted, WorldForked
+from npcworld.contracts import WorldForked
 from npcworld.contracts.players import PlayerForgotten
 from npcworld.errors import ConflictError, NotFoundError
-from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
+from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.eventstore.store import WORLD_IS
 from npcworld.forgetting import players_forgotten_in
-from npcworld.ids import uuid7
 
 __all__ = ["fork_world", "world_id_taken", "world_stream"]
-
-_ALL = 2**62
-
 
 def world_id_taken(world_id: str) -> str:
     """What a caller is told when a world id is taken: the same whoever took it (no owner, no history)."""
@@ -33,63 +30,72 @@ def world_stream(world_id: str) -> str:
 async def fork_world(
     conn: AsyncConnection[Any], *, tenant_id: str, source_world_id: str, at: datetime, new_world_id: str
 ) -> int:
-    """Copy every event of the source world with ``world_time <= at`` into ``new_world_id``.
+    """Make ``new_world_id`` a fork of the source world at world time ``at``: it inherits every event of the
+    source with ``world_time <= at`` (and what the source inherits up to then), without copying any.
 
-    Copies keep their payloads and stream order, get fresh ids and name the original in
-    ``forked_from`` (projections apply them, reactions skip them, so no LLM call is repeated).
-    A ``WorldForked`` event closes the copy, followed by a ``PlayerForgotten`` for each forgotten player who
-    talked in the copied history (the source may have been told after ``at``). Runs in the caller's
-    transaction.
+    Writes the fork's lineage (migration 0132) and a ``WorldForked`` event naming the source, the fork point
+    and the last sequence number inherited, followed by a ``PlayerForgotten`` for each forgotten player who
+    talked in the inherited history (the source may have been told after ``at``). Constant work whatever the
+    history's length; runs in the caller's transaction.
 
-    Safe on a live source world: the history is one database snapshot, and the copies are new events
-    that every consumer folds (claims of the source world are untouched, so nothing there is owed or
-    reacted to twice). A fork into a world id that has any event is refused.
+    Readers see the inherited events as a copy would have been: under the fork's world id, in the fork's
+    streams, with ids of their own and ``forked_from`` naming the original. Each service folds them into its
+    read model when the fork's ``WorldForked`` reaches it (``npcworld.projection``); reactions never see them,
+    so a fork repeats no model call.
+
+    Safe on a live source world: the fork waits for every transaction appending to the source to commit
+    (and holds later ones back until it commits), so what it inherits is settled: no event of the source up
+    to the fork's sequence number can appear later. A fork into a world id that has any event is refused.
 
     Returns:
-        The number of events copied.
+        The source's last sequence number the fork inherits.
 
     Raises:
-        NotFoundError: the tenant has no such source world.
+        NotFoundError: the tenant has no such source world, or it did not exist yet at ``at``.
         ConflictError: ``new_world_id`` is already taken.
     """
-    store = EventStore()
-    history = await _history(conn, store, tenant_id, source_world_id, at)
-    if not history or history[0][1].type != "WorldCreated":
+    await conn.execute("SELECT pg_advisory_xact_lock(world_key(%s, %s))", (tenant_id, source_world_id))
+    cur = await conn.execute(_SOURCE, {"t": tenant_id, "w": source_world_id, "at": at})
+    row = await cur.fetchone()
+    if row is None or row[0] is None:
         raise NotFoundError(f"world {source_world_id!r} not found")
-    if await store.read_all(conn, 0, 1, EventFilter(tenant_id=tenant_id, world_id=new_world_id)):
+    until_seq = int(row[0])
+    cur = await conn.execute(f"SELECT 1 FROM events WHERE {WORLD_IS} LIMIT 1", (tenant_id, new_world_id))
+    if await cur.fetchone() is not None:
         raise ConflictError(world_id_taken(new_world_id), field="new_world_id")
-    streams: dict[str, list[Envelope]] = defaultdict(list)
-    for stream_id, original in history:
-        copy = original.model_copy(update={
-            "event_id": uuid7(), "world_id": new_world_id, "causation_id": original.event_id,
-            "forked_from": original.event_id,
-        })
-        streams[_renamed(stream_id, source_world_id, new_world_id)].append(copy)
-    for stream_id, events in streams.items():
-        await store.append(conn, stream_id, events, expected_version=0)
-    uow = UnitOfWork(conn, store)
+    try:
+        async with conn.transaction():
+            await conn.execute(_LINEAGE, {"t": tenant_id, "w": new_world_id, "source": source_world_id,
+                                          "at": at, "until": until_seq})
+    except errors.UniqueViolation as exc:  # a fork into the same id committed meanwhile
+        raise ConflictError(world_id_taken(new_world_id), field="new_world_id") from exc
+    uow = UnitOfWork(conn, EventStore())
     forked = uow.new_event(
-        WorldForked(source_world_id=source_world_id, at_world_time=at, copied_events=len(history)),
+        WorldForked(source_world_id=source_world_id, at_world_time=at, copied_events=0,
+                    inherited_until_seq=until_seq),
         tenant_id=tenant_id, world_id=new_world_id, world_time=at,
     )
     forgotten = [uow.new_event(PlayerForgotten(player_id=p), tenant_id=tenant_id, world_id=new_world_id,
                                world_time=at)
                  for p in await players_forgotten_in(conn, tenant_id, new_world_id)]
-    await uow.append(world_stream(new_world_id), [forked, *forgotten])
-    return len(history)
+    await uow.append(world_stream(new_world_id), [forked, *forgotten], expected_version=None)
+    return until_seq
 
 
-async def _history(
-    conn: AsyncConnection[Any], store: EventStore, tenant_id: str, world_id: str, at: datetime
-) -> list[tuple[str, Envelope]]:
-    """The source world's history up to ``at``, read in one statement: one snapshot of a world that may be
-    live. (Reading it in pages could miss an event whose transaction committed between two pages with a
-    lower sequence number than the page boundary; in one snapshot every event that is there has its causes
-    there too.)"""
-    where = EventFilter(tenant_id=tenant_id, world_id=world_id, until_world_time=at)
-    history = await store.read_all(conn, 0, _ALL, where)
-    return [(s.stream_id, s.envelope) for s in history if s.envelope.type != WorldDeleted.event_type]
-
-
-def _renamed(stream_id: str, source: str, target: str) -> str:
-    return stream_id.replace(source, target) if source in stream_id else f"{stream_id}@{target}"
+# The source's last sequence number, once it is known to have been created by ``at`` and not deleted.
+_SOURCE = """
+SELECT (SELECT max(seq) FROM events WHERE in_world(tenant_id, world_id, %(t)s, %(w)s))
+ WHERE EXISTS (SELECT 1 FROM world_events(%(t)s, %(w)s) AS c
+                WHERE c.type IN ('WorldCreated', 'WorldForked') AND c.world_time <= %(at)s)
+   AND NOT EXISTS (SELECT 1 FROM events d WHERE in_world(d.tenant_id, d.world_id, %(t)s, %(w)s)
+                    AND d.type = 'WorldDeleted')
+"""
+# The fork inherits the source's events up to the fork point, and what the source inherits, each up to the
+# tighter of the two points (flattened: a read never recurses).
+_LINEAGE = """
+INSERT INTO world_lineage (tenant_id, world_id, depth, ancestor, until_seq, until_time)
+SELECT %(t)s, %(w)s, 1, %(source)s, %(until)s, %(at)s
+UNION ALL
+SELECT %(t)s, %(w)s, depth + 1, ancestor, least(until_seq, %(until)s), least(until_time, %(at)s)
+  FROM world_lineage WHERE tenant_id = %(t)s AND world_id = %(source)s
+"""

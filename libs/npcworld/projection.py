@@ -22,7 +22,7 @@ from typing import Any, TypeVar, cast
 from psycopg import AsyncConnection, sql
 from psycopg_pool import AsyncConnectionPool
 
-from npcworld.contracts import EVENT_TYPES, Envelope, EventPayload
+from npcworld.contracts import EVENT_TYPES, Envelope, EventPayload, WorldForked
 from npcworld.errors import PermanentError
 from npcworld.eventstore import EventFilter, EventStore
 
@@ -34,6 +34,8 @@ P = TypeVar("P", bound=EventPayload)
 _Fold = Callable[[Envelope, AsyncConnection[Any]], Awaitable[None]]
 Hook = Callable[[AsyncConnection[Any]], Awaitable[None]]
 Progress = Callable[[int, int], None]
+# Inherited events read at a time when a fork's history is folded.
+_INHERITED_BATCH = 1000
 
 
 @dataclass(frozen=True)
@@ -103,11 +105,61 @@ class Projection:
     # when the fork's WorldForked arrives): its consumer neither reads their topic for them nor owes them.
     # ``rebuild`` folds them like any other claimed event.
     appended_only: frozenset[str] = frozenset()
+    # How a fork's inherited events are folded (default: by ``appliers``; empty: the read model keeps nothing
+    # of them). They are folded, in store order, when the fork's WorldForked is (``fold_inherited``).
+    inherited: Mapping[str, Applier] | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.appliers) - set(EVENT_TYPES)
         if unknown:
             raise ValueError(f"{self.consumer}: appliers for unknown event types {sorted(unknown)}")
+        own = {t: a for t, a in self.appliers.items() if t != WorldForked.event_type}
+        inherited = own if self.inherited is None else dict(self.inherited)
+        object.__setattr__(self, "inherited", inherited)
+        if inherited:
+            then = self.appliers.get(WorldForked.event_type)
+
+            async def forked(event: Envelope[WorldForked], conn: AsyncConnection[Any]) -> None:
+                await self.fold_inherited(conn, event)
+                if then is not None:
+                    await then(event, conn)
+
+            object.__setattr__(self, "appliers", Appliers(*own.values(), applier(WorldForked, forked)))
+
+    async def fold_inherited(
+        self, conn: AsyncConnection[Any], forked: Envelope, *, limit: int | None = None
+    ) -> int:
+        """Fold what the fork ``forked`` (its WorldForked) inherits, in store order, from where this consumer
+        left off (``fork_folds``), at most ``limit`` events (all when None); returns how many were folded.
+        Runs in the caller's transaction, which records how far it got, so a consumer can fold a long history
+        in several short transactions (``npcworld.messaging.loop``) and a crash loses nothing."""
+        inherited = cast(Mapping[str, Applier], self.inherited)
+        if not isinstance(forked.payload, WorldForked) or forked.payload.inherited_until_seq is None:
+            return 0  # not a fork, or one made by copying (its copies arrive as events)
+        cur = await conn.execute(
+            "SELECT after_seq FROM fork_folds WHERE consumer = %s AND event_id = %s FOR UPDATE",
+            (self.consumer, forked.event_id),
+        )
+        row = await cur.fetchone()
+        after, done, store = (int(row[0]) if row else 0), 0, EventStore()
+        where = EventFilter(tenant_id=forked.tenant_id, world_id=forked.world_id, types=tuple(inherited),
+                            history="inherited")
+        while limit is None or done < limit:
+            batch = await store.read_all(conn, after, _INHERITED_BATCH if limit is None
+                                         else min(_INHERITED_BATCH, limit - done), where)
+            if not batch:
+                break
+            for stored in batch:
+                if stored.envelope.type != WorldForked.event_type:  # an ancestor's own fork point
+                    await inherited[stored.envelope.type](stored.envelope, conn)
+            done += len(batch)
+            after = batch[-1].seq
+        await conn.execute(
+            "INSERT INTO fork_folds (consumer, event_id, after_seq) VALUES (%s, %s, %s)"
+            " ON CONFLICT (consumer, event_id) DO UPDATE SET after_seq = EXCLUDED.after_seq",
+            (self.consumer, forked.event_id, after),
+        )
+        return done
 
     async def apply_appended(
         self, conn: AsyncConnection[Any], events: Sequence[Envelope], *, reactions: Collection[str] = ()
@@ -196,6 +248,8 @@ async def _fold(
         await projection.prepare(conn)
     tables = sql.SQL(", ").join(sql.Identifier(t) for t in projection.tables)
     await conn.execute(sql.SQL("TRUNCATE {}").format(tables))
+    # Forks' inherited histories are folded again from the start, each with its WorldForked.
+    await conn.execute("DELETE FROM fork_folds WHERE consumer = %s", (projection.consumer,))
     total = await store.last_seq(conn)
     while events := await store.read_all(conn, after, batch_size, claimed):
         for stored in events:

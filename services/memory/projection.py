@@ -74,8 +74,9 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
     where it appends them (``record_memories`` with the vector it just computed, ``flush_accesses``), and
     claims them for its consumer there (``claim_own``), so a handler later in the same transaction reads
     them; its consumer does not read them back (``appended_only``; the loop's ``fold_on_append`` is off).
-    A fork's copies of memory events are folded, in store order, when the fork's WorldForked arrives
-    (``fold_fork_copies``): a copied correction then always finds the memory it corrects. Designers' edits
+    A fork's inherited memory events are folded, in store order, when the fork's WorldForked arrives
+    (``Projection.inherited``; an older fork's copies likewise, ``fold_fork_copies``): an inherited correction
+    then always finds the memory it corrects. Designers' edits
     arrive through the consumer (topic npcworld.memory-edits.v1). A rebuild folds the same claimed events
     through the same appliers, so it equals the live read model row for row.
     """
@@ -138,7 +139,8 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
     async def forgotten_copy(event: Envelope[MemoryForgotten], conn: AsyncConnection[Any]) -> None:
         await apply_forgotten(conn, deps, event)
 
-    # How a fork's copies are folded (all four types, in store order, whichever topic they are on).
+    # How a fork's inherited events (and an older fork's copies) are folded: all four types, in store order,
+    # whichever topic they are on.
     copies = Appliers(applier(MemoryRecorded, recorded_copy), applier(MemoriesAccessed, accessed_copy),
                       applier(MemoryCorrected, corrected_copy), applier(MemoryForgotten, forgotten_copy))
 
@@ -168,6 +170,7 @@ def build_projection(deps: MemoryDeps, consumer: str = "memory") -> Projection:
         finish=restore_derived,
         fold_on_append=False,
         appended_only=frozenset({"MemoryRecorded", "MemoriesAccessed"}),
+        inherited=copies,
     )
 
 
@@ -273,9 +276,11 @@ async def apply_forgotten(conn: Conn, deps: MemoryDeps, event: Envelope[MemoryFo
 async def fold_fork_copies(
     conn: Conn, forked: Envelope[WorldForked], appliers: Mapping[str, Applier], consumer: str
 ) -> int:
-    """Fold a fork's copies of memory events (its WorldForked closes the copy, so they are all stored) in
-    store order, and claim them for ``consumer``; returns how many. Idempotent, so a rebuild, which
+    """Fold an older fork's copies of memory events (its WorldForked closes the copy, so they are all stored)
+    in store order, and claim them for ``consumer``; returns how many. Idempotent, so a rebuild, which
     meets the WorldForked again, folds them again to the same rows."""
+    if forked.payload.inherited_until_seq is not None:
+        return 0  # a fork that inherits its history (Projection.inherited folds it)
     store, after, done = EventStore(), 0, 0
     where = EventFilter(tenant_id=forked.tenant_id, world_id=forked.world_id, types=tuple(appliers))
     while batch := await store.read_all(conn, after, _BATCH, where):

@@ -66,4 +66,5 @@ PROJECTION = Projection(
         applier(WebhookChanged, _changed),
         applier(WebhookDeleted, _deleted),
     ),
+    inherited=Appliers(),  # a fork starts without subscriptions
 )

@@ -7,9 +7,10 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 import httpx
+import pytest
 from psycopg_pool import AsyncConnectionPool
 
-from npcworld.projection import rebuild
+from npcworld.projection import differences, rebuild
 from npcworld.service import serve
 from services.world_state.handlers import CONSUMER, PROJECTION, ROUTES, WorldStateDeps
 from services.world_state.settings import Settings
@@ -74,6 +75,40 @@ async def test_a_world_created_over_rest_reaches_the_world_state_projection_and_
     assert await _projected(pool, world_id) == live
 
 
+async def test_a_forks_inherited_history_reaches_the_live_world_state_a_chunk_at_a_time(
+    client_factory: MakeClient, pool: AsyncConnectionPool, database_url: str, broker: BrokerForTests,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from npcworld.messaging import loop
+    from npcworld.outbox import OutboxRelay
+
+    monkeypatch.setattr(loop, "_FORK_CHUNK", 1)  # one inherited event a transaction
+    client = await client_factory()
+    world_id = await _world(client, npcs=("marta", "tobias", "sam"))
+    r = await client.post(f"/v1/worlds/{world_id}/fork", json={"at": T0, "new_world_id": f"{world_id}-save"})
+    assert r.status_code == 201, r.text
+    assert r.json()["npc_count"] == 3 and r.json()["forked_from"] == world_id
+    settings = Settings(database_url=database_url, kafka_bootstrap_servers=broker.bootstrap)
+    stop = asyncio.Event()
+    tasks = [
+        asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
+        asyncio.create_task(serve(CONSUMER, settings, ROUTES, deps=WorldStateDeps(TreeCache()),
+                                  projection=PROJECTION, stop=stop)),
+    ]
+    try:
+        live = await eventually(lambda: _projected(pool, f"{world_id}-save"), lambda rows: len(rows) == 3)
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+    assert [npc for _, npc in live] == ["marta", "sam", "tobias"]
+    async with pool.connection() as conn:
+        cur = await conn.execute("SELECT count(*) FROM events WHERE world_id = %s", (f"{world_id}-save",))
+        assert await cur.fetchone() == (1,)  # the WorldForked: nothing copied
+        cur = await conn.execute("SELECT after_seq > 0 FROM fork_folds WHERE consumer = %s", (CONSUMER,))
+        assert await cur.fetchall() == [(True,)]
+    assert await differences(pool, PROJECTION) == []
+
+
 async def test_the_event_log_pages_without_gaps_or_duplicates(client_factory: MakeClient) -> None:
     client = await client_factory()
     world_id = await _world(client, npcs=tuple(f"npc{i}" for i in range(7)))
@@ -88,7 +123,7 @@ async def test_the_event_log_pages_without_gaps_or_duplicates(client_factory: Ma
     assert seen == ["WorldCreated"] + ["NpcCreated"] * 7
 
 
-async def test_a_fork_at_world_time_t_copies_history_up_to_t_only(client_factory: MakeClient) -> None:
+async def test_a_fork_at_world_time_t_inherits_history_up_to_t_only(client_factory: MakeClient) -> None:
     client = await client_factory()
     world_id = await _world(client, npcs=("marta",))
     for hour, text in ((8, "smelled coffee"), (15, "heard about the party")):

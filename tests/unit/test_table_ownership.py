@@ -17,12 +17,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 _SQL = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE|EXISTS)\s+([a-z_][a-z0-9_]*)", re.IGNORECASE)
 
-# Tables of the shared core (event store, outbox, consumer bookkeeping, LLM records, signing secrets of
-# outgoing calls, players' data keys): the library's.
+# Tables of the shared core (event store and forks' lineage, outbox, consumer bookkeeping, LLM records,
+# signing secrets of outgoing calls, players' data keys): the library's.
 LIBRARY = frozenset({
     "events", "outbox", "relay_state", "processed_events", "dead_letters", "consumer_heartbeats",
     "broker_generations", "llm_calls", "llm_budgets", "llm_reply_chunks", "schema_migrations", "held_work",
-    "egress_secrets", "player_keys", "forgotten_players", "claim_watermarks",
+    "egress_secrets", "player_keys", "forgotten_players", "claim_watermarks", "world_lineage", "fork_folds",
 })
 _BY_PREFIX = {
     "ws_": "world_state", "pc_": "perception", "memory_": "memory", "memories": "memory",

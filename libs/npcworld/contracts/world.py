@@ -54,14 +54,20 @@ class WorldCreated(EventPayload):
 
 
 class WorldForked(EventPayload):
-    """This world was forked from another at a world time; its history up to then was copied."""
+    """This world was forked from another at a world time. It inherits the source's history up to then (the
+    source's events up to sequence number ``inherited_until_seq`` with a world time up to
+    ``at_world_time``); a fork made before inheritance existed copied it instead (``copied_events``, no
+    ``inherited_until_seq``)."""
 
     event_type: ClassVar[str] = "WorldForked"
     topic: ClassVar[Topic] = WORLD
 
     source_world_id: str
     at_world_time: datetime
-    copied_events: int = Field(ge=0)
+    copied_events: int = Field(default=0, ge=0)
+    inherited_until_seq: int | None = Field(
+        default=None, ge=0, description="the source's last sequence number the fork inherits (none: copied)"
+    )
 
 
 class WorldDeleted(EventPayload):

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from psycopg import AsyncConnection, errors
 from psycopg.rows import dict_row
@@ -14,6 +14,7 @@ from psycopg.rows import dict_row
 from npcworld.contracts import Envelope, TraceContext, envelope_from_dict
 from npcworld.errors import ConcurrencyError
 from npcworld.eventstore.claims import covered_sql
+from npcworld.eventstore.history import Part, read_in_parts
 from npcworld.shredding.sealing import reveal, seal_payloads
 
 __all__ = ["STREAM_IS", "WORLD_IS", "EventFilter", "EventStore", "StoredEvent"]
@@ -23,13 +24,19 @@ _COLUMNS = (
     "recorded_at, causation_id, correlation_id, forked_from, event_trace(trace, traceparent) AS trace,"
     " payload"
 )
+# The rows come after a shared lock on each world they are of, held to the end of the transaction, which a
+# fork of one of those worlds waits for (``npcworld.fork``): taken in the insert itself, before any row takes
+# its sequence number.
 _INSERT_EVENTS = """
 INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id,
                     world_time, recorded_at, causation_id, correlation_id, forked_from, trace, traceparent,
                     payload)
-SELECT * FROM unnest(%s::uuid[], %s::text[], %s::int[], %s::text[], %s::int[], %s::text[], %s::text[],
-                     %s::text[], %s::timestamptz[], %s::timestamptz[], %s::uuid[], %s::uuid[],
-                     %s::uuid[], %s::jsonb[], %s::bytea[], %s::jsonb[])
+SELECT e.* FROM (SELECT count(pg_advisory_xact_lock_shared(world_key(t, w))) AS n
+                   FROM unnest(%s::text[], %s::text[]) AS l(t, w)) AS locked,
+     unnest(%s::uuid[], %s::text[], %s::int[], %s::text[], %s::int[], %s::text[], %s::text[],
+            %s::text[], %s::timestamptz[], %s::timestamptz[], %s::uuid[], %s::uuid[],
+            %s::uuid[], %s::jsonb[], %s::bytea[], %s::jsonb[]) AS e
+WHERE locked.n >= 0
 RETURNING seq
 """
 _TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
@@ -40,6 +47,14 @@ _INSERT_OUTBOX = (
 # One of a tenant's streams, by the digest its versions are indexed under and by name (migration 0124); the
 # two placeholders take the tenant and the stream's name.
 STREAM_IS = "in_stream(tenant_id, stream_id, %s, %s)"
+# The stream's version: its own last event's, or, in a fork whose own events have not reached the stream yet,
+# that of the last event it inherits in the stream (its own go on from there).
+_VERSION = """
+SELECT coalesce(
+  (SELECT max(version) FROM events WHERE in_stream(tenant_id, stream_id, %(t)s, %(s)s)),
+  (SELECT max(i.version) FROM unnest(%(w)s::text[]) AS w(id)
+     CROSS JOIN LATERAL inherited_stream(%(t)s, w.id, %(s)s) AS i), 0)
+"""
 # One of a tenant's worlds, likewise: reads of a world's events say this, not tenant_id = %s AND
 # world_id = %s, for the world's indexes are keyed by the digest (migration 0124). The placeholders take
 # tenant and world.
@@ -67,6 +82,9 @@ class EventFilter:
     until_world_time: datetime | None = None
     # Only events this consumer has processed (a rebuild folds exactly those).
     claimed_by: str | None = None
+    # Of one world (tenant and world given): its whole history, only what it inherits (a fork) or only its
+    # own events.
+    history: Literal["whole", "inherited", "own"] = "whole"
 
 
 async def _stored_all(conn: AsyncConnection[Any], rows: list[dict[str, Any]]) -> list[StoredEvent]:
@@ -113,7 +131,10 @@ class EventStore:
         if len(tenants) != 1:
             raise ValueError(f"one append is one tenant's stream; these events name {len(tenants)} tenants")
         tenant_id = events[0].tenant_id
-        current = await self.stream_version(conn, tenant_id, stream_id)
+        worlds = sorted({e.world_id for e in events})
+        cur = await conn.execute(_VERSION, {"t": tenant_id, "s": stream_id, "w": worlds})
+        row = await cur.fetchone()
+        current = int(row[0]) if row else 0
         if expected_version is not None and current != expected_version:
             raise ConcurrencyError(stream_id, expected_version, current)
         versions = list(range(current + 1, current + 1 + len(events)))
@@ -122,7 +143,7 @@ class EventStore:
                 payloads = await seal_payloads(conn, events)
                 cur = await conn.execute(
                     _INSERT_EVENTS,
-                    _columns(stream_id, versions, events, payloads),
+                    ([tenant_id] * len(worlds), worlds, *_columns(stream_id, versions, events, payloads)),
                 )
                 seqs = [row[0] for row in await cur.fetchall()]
                 await conn.execute(
@@ -136,7 +157,8 @@ class EventStore:
         return seqs
 
     async def stream_version(self, conn: AsyncConnection[Any], tenant_id: str, stream_id: str) -> int:
-        """The version of the tenant's stream's last event (0 when the stream is empty)."""
+        """The version of the tenant's stream's last event (0 when the stream is empty; a stream of a fork
+        named by ``read_stream``'s ``world_id`` is not looked for in its ancestors here)."""
         cur = await conn.execute(
             f"SELECT coalesce(max(version), 0) FROM events WHERE {STREAM_IS}",
             (tenant_id, stream_id),
@@ -145,14 +167,19 @@ class EventStore:
         return int(row[0]) if row else 0
 
     async def read_stream(
-        self, conn: AsyncConnection[Any], tenant_id: str, stream_id: str, after_version: int = 0
+        self, conn: AsyncConnection[Any], tenant_id: str, stream_id: str, after_version: int = 0,
+        *, world_id: str | None = None,
     ) -> list[StoredEvent]:
-        """Every event of one of the tenant's streams after ``after_version``, in version order."""
+        """Every event of one of the tenant's streams after ``after_version``, in version order; with
+        ``world_id`` (the world the stream belongs to), a fork's stream begins with what it inherits."""
+        own = f"SELECT {_COLUMNS} FROM events WHERE {STREAM_IS} AND version > %s"
+        params: list[Any] = [tenant_id, stream_id, after_version]
+        if world_id is not None:
+            own += (f" UNION ALL SELECT {_COLUMNS} FROM inherited_stream(%s, %s, %s) AS events"
+                    " WHERE version > %s")
+            params += [tenant_id, world_id, stream_id, after_version]
         async with conn.cursor(row_factory=dict_row) as cur:
-            await cur.execute(
-                f"SELECT {_COLUMNS} FROM events WHERE {STREAM_IS} AND version > %s ORDER BY version",
-                (tenant_id, stream_id, after_version),
-            )
+            await cur.execute(f"{own} ORDER BY version", params)
             return await _stored_all(conn, await cur.fetchall())
 
     async def read_all(
@@ -162,14 +189,30 @@ class EventStore:
         limit: int = 1000,
         where: EventFilter | None = None,
     ) -> list[StoredEvent]:
-        """Committed events in global order after ``after_seq``, at most ``limit`` of them."""
-        clauses: list[str] = ["seq > %s"]
-        params: list[Any] = [after_seq]
+        """Committed events in global order after ``after_seq``, at most ``limit`` of them. Narrowed to one
+        world, a fork's inherited history comes first (``history`` says which part; ``claimed_by`` reads its
+        own events, for only those are claimed)."""
         f = where or EventFilter()
+        if f.tenant_id is None or f.world_id is None:
+            return await self._read(conn, "events WHERE true", [], after_seq, limit, f)
+        if f.claimed_by is not None or f.history == "own":
+            return await self._read(conn, *Part(f.tenant_id, f.world_id).source(), after_seq, limit, f)
+
+        async def part(p: Part, n: int) -> list[StoredEvent]:
+            if (p.own and f.history == "inherited") or (not p.own and p.until_seq <= after_seq):
+                return []
+            return await self._read(conn, *p.source(), after_seq, n, f)
+
+        return await read_in_parts(conn, f.tenant_id, f.world_id, part, limit)
+
+    async def _read(
+        self, conn: AsyncConnection[Any], source: str, params: list[Any], after_seq: int, limit: int,
+        f: EventFilter,
+    ) -> list[StoredEvent]:
+        """Events of ``source`` (``Part.source``'s form) after ``after_seq`` narrowed by ``f``."""
+        clauses: list[str] = ["seq > %s"]
+        params = [*params, after_seq]
         one_world = f.tenant_id is not None and f.world_id is not None
-        if one_world:
-            clauses.append(WORLD_IS)
-            params += [f.tenant_id, f.world_id]
         for column, value in (("tenant_id", None if one_world else f.tenant_id),
                               ("world_id", None if one_world else f.world_id), ("npc_id", f.npc_id)):
             if value is not None:
@@ -187,7 +230,7 @@ class EventStore:
                            f" OR {covered_sql('%s', 'events.seq')})")
             params += [f.claimed_by, f.claimed_by]
         params.append(limit)
-        sql = f"SELECT {_COLUMNS} FROM events WHERE {' AND '.join(clauses)} ORDER BY seq LIMIT %s"
+        sql = f"SELECT {_COLUMNS} FROM {source} AND {' AND '.join(clauses)} ORDER BY seq LIMIT %s"
         async with conn.cursor(row_factory=dict_row) as cur:
             # Named types: planned for the actual names, never as a generic (prepared) plan, which cannot use
             # the (world, type) index: it covers only the types that are rare in a log (migration 0122).

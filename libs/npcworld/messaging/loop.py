@@ -49,6 +49,8 @@ logger = logging.getLogger(__name__)
 # while fetching is paused, the world's events wait in the broker behind player traffic (the queue is what
 # lets them overtake it), so this only bounds memory under sustained overload (~20,000 records, tens of MB).
 _WAITING_POLLS = 40
+# Inherited events a consumer folds in one transaction ahead of a fork's WorldForked.
+_FORK_CHUNK = 2000
 
 D = TypeVar("D")
 Gathered = Mapping[uuid.UUID, object]
@@ -364,6 +366,7 @@ class ConsumerLoop(Generic[D]):
         default); offsets are committed once for the poll. With ``Routes.gathers_read_writes`` a poll whose
         gathered events follow events that write state here is gathered and applied in segments
         (``npcworld.messaging.segments``), so each gather reads what the events before it wrote."""
+        await self._fold_forks(records)
         wanted = self.routes.gathering()
         if not wanted or not self.routes.gathers_read_writes:
             await self._process_segment(records, dead, await self._gather(records) if wanted else {})
@@ -372,6 +375,29 @@ class ConsumerLoop(Generic[D]):
         for lo, hi in gather_segments(types, wanted, self._writers):
             segment = records[lo:hi]
             await self._process_segment(segment, dead, await self._gather(segment))
+
+    async def _fold_forks(self, records: list[KafkaRecord]) -> None:
+        """Fold the inherited history of each fork whose WorldForked the poll holds into the read model, a
+        chunk a transaction, before the poll's transaction folds what is left and claims the event: a long
+        history never holds one transaction open (which would hold back the relay for every world). A failure
+        here is left to the poll's transaction, which meets it again and retries or dead-letters the event."""
+        if self.projection is None or not self.projection.inherited:
+            return
+        for record in records:
+            if record_type(record) != "WorldForked":
+                continue
+            try:
+                envelope = decode_envelope(record.value or b"")
+                async with self.pool.connection() as conn:
+                    while True:
+                        async with conn.transaction():
+                            if await claims.processed(conn, self.name, [envelope.event_id]):
+                                break
+                            if not await self.projection.fold_inherited(conn, envelope, limit=_FORK_CHUNK):
+                                break
+            except Exception:
+                logger.warning("%s: folding a fork's history ahead of its WorldForked failed; left to the"
+                               " event's own transaction", self.name, exc_info=True)
 
     async def _process_segment(
         self, records: list[KafkaRecord], dead: DeadLetterer, gathered: Gathered

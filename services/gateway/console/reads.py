@@ -17,6 +17,7 @@ from psycopg.rows import dict_row
 
 from npcworld.contracts.memory import legacy_provenance
 from npcworld.eventlog import EVENT_COLUMNS, LoggedEvent, events_after, logged
+from npcworld.eventstore.history import Part, read_in_parts_sync
 from npcworld.eventstore.store import STREAM_IS
 from npcworld.fork import world_stream
 from npcworld.messaging.heartbeat import owed_sql
@@ -63,8 +64,12 @@ def _rows(conn: psycopg.Connection[Any], query: str, params: Any) -> list[dict[s
 def world(conn: psycopg.Connection[Any], tenant_id: str, world_id: str) -> World:
     """The tenant's world as its world stream tells it (``exists`` False: none of this tenant's)."""
     out = World(world_id)
-    rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE {STREAM_IS} ORDER BY version",
-                 (tenant_id, world_stream(world_id)))
+    stream = world_stream(world_id)
+    rows = _rows(conn, f"SELECT version, {EVENT_COLUMNS} FROM events WHERE {STREAM_IS}"
+                 f" UNION ALL SELECT version, {EVENT_COLUMNS} FROM inherited_stream(%s, %s, %s)"
+                 " ORDER BY version", (tenant_id, stream, tenant_id, world_id, stream))
+    for row in rows:
+        del row["version"]
     for e in logged(conn, rows):
         p = e.payload
         if e.type == "WorldCreated":
@@ -85,30 +90,30 @@ def worlds(
     conn: psycopg.Connection[Any], tenant_id: str, only: frozenset[str] | None
 ) -> list[dict[str, Any]]:
     """The tenant's live worlds with their NPC counts and latest world time (world ids found by one probe
-    each of the (tenant, world, type) index, each world's facts from its world stream)."""
+    each of the (tenant, type, world) index, a fork's from what it inherits too)."""
     return _rows(
         conn,
         "WITH RECURSIVE ids AS ("
-        " SELECT (SELECT min(world_id) FROM events WHERE tenant_id = %(t)s AND type = 'WorldCreated') AS id"
+        " SELECT (SELECT min(world_id) FROM events WHERE tenant_id = %(t)s"
+        " AND type IN ('WorldCreated', 'WorldForked')) AS id"
         " UNION ALL SELECT (SELECT min(world_id) FROM events WHERE tenant_id = %(t)s"
-        " AND type = 'WorldCreated'"
-        " AND world_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)"
-        " SELECT c.world_id, c.payload->>'name' AS name, c.payload->>'template' AS template,"
-        " (SELECT count(*) FROM events n WHERE in_stream(n.tenant_id, n.stream_id, c.tenant_id, c.stream_id)"
-        " AND n.type = 'NpcCreated') AS npcs,"
+        " AND type IN ('WorldCreated', 'WorldForked') AND world_id > ids.id)"
+        " FROM ids WHERE ids.id IS NOT NULL)"
+        " SELECT ids.id AS world_id, c.payload->>'name' AS name, c.payload->>'template' AS template,"
+        " (SELECT count(*) FROM world_events(%(t)s, ids.id) n WHERE n.type = 'NpcCreated') AS npcs,"
         " (SELECT f.payload->>'source_world_id' FROM events f"
-        " WHERE in_stream(f.tenant_id, f.stream_id, c.tenant_id, c.stream_id)"
-        " AND f.type = 'WorldForked' LIMIT 1) AS fork_of,"
+        " WHERE in_world(f.tenant_id, f.world_id, %(t)s, ids.id) AND f.type = 'WorldForked'"
+        " ORDER BY f.seq DESC LIMIT 1) AS fork_of,"
         " (SELECT max(world_time) FROM events t"
-        " WHERE in_world(t.tenant_id, t.world_id, c.tenant_id, c.world_id))"
-        " AS now FROM ids JOIN events c ON in_stream(c.tenant_id, c.stream_id, %(t)s, 'world-' || ids.id)"
-        " AND c.version = 1"
-        " WHERE ids.id IS NOT NULL AND c.type = 'WorldCreated'"
-        " AND (%(only)s::text[] IS NULL OR c.world_id = ANY(%(only)s::text[]))"
-        " AND NOT EXISTS (SELECT 1 FROM events d"
-        " WHERE in_stream(d.tenant_id, d.stream_id, c.tenant_id, c.stream_id)"
+        " WHERE in_world(t.tenant_id, t.world_id, %(t)s, ids.id)) AS now,"
+        " (SELECT min(seq) FROM events s WHERE in_world(s.tenant_id, s.world_id, %(t)s, ids.id)) AS made"
+        " FROM ids CROSS JOIN LATERAL (SELECT payload FROM world_events(%(t)s, ids.id) w"
+        " WHERE w.type = 'WorldCreated' LIMIT 1) c"
+        " WHERE ids.id IS NOT NULL"
+        " AND (%(only)s::text[] IS NULL OR ids.id = ANY(%(only)s::text[]))"
+        " AND NOT EXISTS (SELECT 1 FROM events d WHERE in_world(d.tenant_id, d.world_id, %(t)s, ids.id)"
         " AND d.type = 'WorldDeleted')"
-        " ORDER BY c.seq DESC LIMIT 200",
+        " ORDER BY made DESC LIMIT 200",
         {"t": tenant_id, "only": sorted(only) if only is not None else None},
     )
 
@@ -134,7 +139,7 @@ def timeline(
     # back through all of that one's events to find it (0.4 s on a 1M-event fork) instead of using the
     # world's index. The page's live stream resumes after the window's newest change (it follows changes).
     bounds = _rows(conn, "SELECT min(world_time) AS first, max(world_time) AS last"
-                   " FROM events WHERE in_world(tenant_id, world_id, %s, %s)", (tenant_id, w.world_id))[0]
+                   " FROM world_events(%s, %s) AS events", (tenant_id, w.world_id))[0]
     first, last = bounds["first"], bounds["last"]
     if last is None:
         return WorldTimeline(None, None, None, {}, [], 0)
@@ -157,9 +162,8 @@ def timeline(
 
 def _newest_seq_at(conn: psycopg.Connection[Any], tenant_id: str, world_id: str, at: datetime) -> int:
     """The newest event's seq among the world's events at world time ``at`` (by the world-time index)."""
-    row = _rows(conn, "SELECT coalesce(max(seq), 0) AS seq FROM events"
-                " WHERE in_world(tenant_id, world_id, %s, %s)"
-                " AND world_time = %s", (tenant_id, world_id, at))[0]
+    row = _rows(conn, "SELECT coalesce(max(seq), 0) AS seq FROM world_events(%s, %s) AS events"
+                " WHERE world_time = %s", (tenant_id, world_id, at))[0]
     return int(row["seq"])
 
 
@@ -167,13 +171,13 @@ _WINDOW = """
 SELECT seq, world_time, npc, path, x, y, description, emoji FROM (
   SELECT e.seq, e.world_time, m->>'npc_id' AS npc, m->>'path' AS path, (m->'tile'->>0)::int AS x,
          (m->'tile'->>1)::int AS y, NULL AS description, NULL AS emoji
-    FROM (SELECT seq, world_time, payload FROM events WHERE in_world(tenant_id, world_id, %(t)s, %(w)s)
-           AND type = 'NpcsMoved' AND world_time > %(since)s AND world_time <= %(end)s
+    FROM (SELECT seq, world_time, payload FROM world_events(%(t)s, %(w)s) AS events
+           WHERE type = 'NpcsMoved' AND world_time > %(since)s AND world_time <= %(end)s
            ORDER BY seq DESC LIMIT %(n)s) e, jsonb_array_elements(e.payload->'moves') m
   UNION ALL
   (SELECT seq, world_time, npc_id, payload->>'arrived_at', NULL, NULL, payload->>'description',
           coalesce(payload->>'emoji', '')
-     FROM events WHERE in_world(tenant_id, world_id, %(t)s, %(w)s) AND type = 'ActionStarted'
+     FROM world_events(%(t)s, %(w)s) AS events WHERE type = 'ActionStarted'
       AND npc_id IS NOT NULL AND world_time > %(since)s AND world_time <= %(end)s
     ORDER BY seq DESC LIMIT %(n)s)
 ) c ORDER BY seq DESC LIMIT %(n)s
@@ -196,13 +200,13 @@ def _opening(conn: psycopg.Connection[Any], tenant_id: str, w: World, at: dateti
 _OPENING = """
 WITH own AS (
   SELECT e.* FROM unnest(%(npcs)s::text[]) AS n(id), unnest(%(types)s::text[]) AS k(type)
-  CROSS JOIN LATERAL (SELECT seq, world_time, type, npc_id, payload FROM events
-     WHERE in_world(tenant_id, world_id, %(t)s, %(w)s) AND npc_id = n.id AND type = k.type
+  CROSS JOIN LATERAL (SELECT seq, world_time, type, npc_id, payload FROM world_events(%(t)s, %(w)s) AS events
+     WHERE npc_id = n.id AND type = k.type
        AND world_time <= %(at)s
      ORDER BY seq DESC LIMIT 1) e
 ), steps AS (
-  SELECT * FROM (SELECT seq, world_time, type, npc_id, payload FROM events
-     WHERE in_world(tenant_id, world_id, %(t)s, %(w)s) AND type = 'NpcsMoved' AND world_time <= %(at)s
+  SELECT * FROM (SELECT seq, world_time, type, npc_id, payload FROM world_events(%(t)s, %(w)s) AS events
+     WHERE type = 'NpcsMoved' AND world_time <= %(at)s
      ORDER BY seq DESC LIMIT %(back)s) s
    WHERE npc_id IS NULL
 ), moved AS (SELECT * FROM own WHERE type = 'NpcsMoved' UNION ALL SELECT * FROM steps)
@@ -252,10 +256,12 @@ class NpcPage:
 
 def _npc_events(conn: psycopg.Connection[Any], tenant_id: str, world_id: str, npc_id: str,
                 types: list[str], limit: int) -> list[LoggedEvent]:
-    rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE in_world(tenant_id, world_id, %s, %s)"
-                 " AND npc_id = %s AND type = ANY(%s) ORDER BY seq DESC LIMIT %s",
-                 (tenant_id, world_id, npc_id, types, limit))
-    return logged(conn, rows)
+    def newest(part: Part, n: int) -> list[dict[str, Any]]:
+        source, params = part.source()
+        return _rows(conn, f"SELECT {EVENT_COLUMNS} FROM {source} AND npc_id = %s AND type = ANY(%s)"
+                     " ORDER BY seq DESC LIMIT %s", (*params, npc_id, types, n))
+
+    return logged(conn, read_in_parts_sync(conn, tenant_id, world_id, newest, limit, newest_first=True))
 
 
 def _relationships(conn: psycopg.Connection[Any], ws: tuple[str, str, str]) -> list[LoggedEvent]:
@@ -307,8 +313,8 @@ def npc_page(
     who = {npc_id, *(str(e.payload.get("listener_id")) for e in spoken)}
     who |= {str(p) for e in ended for p in e.payload.get("participants", ())}
     if ids:
-        rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM events WHERE in_world(tenant_id, world_id, %s, %s)"
-                     " AND npc_id = ANY(%s) AND type = 'UtteranceSpoken'"
+        rows = _rows(conn, f"SELECT {EVENT_COLUMNS} FROM world_events(%s, %s) AS events"
+                     " WHERE npc_id = ANY(%s) AND type = 'UtteranceSpoken'"
                      " AND payload->>'conversation_id' = ANY(%s) ORDER BY seq",
                      (tenant_id, w.world_id, sorted(who), sorted(ids)))
         for e in logged(conn, rows):

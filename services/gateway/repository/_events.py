@@ -8,6 +8,7 @@ transaction still running; only the settled prefix is returned, so a resumed str
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -28,7 +29,14 @@ class EventReader:
         self.store = EventStore()
 
     async def settled_after(self, where: EventFilter, after_seq: int, limit: int) -> list[StoredEvent]:
-        """At most ``limit`` events matching ``where`` after ``after_seq``, up to the first unsettled one."""
+        """At most ``limit`` events matching ``where`` after ``after_seq``, up to the first unsettled one. A
+        fork's inherited events come first and are all settled (they were committed before the fork)."""
+        inherited = await self.store.read_all(self.conn, after_seq, limit,
+                                              replace(where, history="inherited"))
+        if len(inherited) >= limit:
+            return inherited
+        after_seq = inherited[-1].seq if inherited else after_seq
+        limit -= len(inherited)
         clauses, params = (
             ["in_world(tenant_id, world_id, %s, %s)", "seq > %s"],
             [where.tenant_id, where.world_id, after_seq],
@@ -53,5 +61,6 @@ class EventReader:
                 break
             settled += 1
         if settled == 0:
-            return []
-        return await self.store.read_all(self.conn, after_seq, settled, where)
+            return inherited
+        own = await self.store.read_all(self.conn, after_seq, settled, replace(where, history="own"))
+        return [*inherited, *own]

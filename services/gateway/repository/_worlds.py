@@ -36,7 +36,7 @@ class GatewayRepository:
     async def load_world(self, tenant_id: str, world_id: str) -> WorldState:
         """Fold the tenant's world stream (world ids are the tenant's own: another tenant's world of the
         same id is another stream)."""
-        events = await self.store.read_stream(self.conn, tenant_id, world_stream(world_id))
+        events = await self.store.read_stream(self.conn, tenant_id, world_stream(world_id), world_id=world_id)
         payloads: list[EventPayload] = [e.envelope.payload for e in events]
         return fold(payloads)
 
@@ -53,9 +53,12 @@ class GatewayRepository:
         self, tenant_id: str, after_seq: int = 0, limit: int = 1000, only: frozenset[str] | None = None
     ) -> list[tuple[int, str]]:
         """Live worlds of the tenant as (creation seq, world_id), in creation order after ``after_seq``
-        (``only``: just these worlds, for a key limited to them)."""
+        (``only``: just these worlds, for a key limited to them). A fork that inherits its history was
+        created by its WorldForked."""
         cur = await self.conn.execute(
-            "SELECT c.seq, c.world_id FROM events c WHERE c.tenant_id = %s AND c.type = 'WorldCreated'"
+            "SELECT c.seq, c.world_id FROM events c WHERE c.tenant_id = %s"
+            " AND (c.type = 'WorldCreated' OR c.type = 'WorldForked' AND c.forked_from IS NULL"
+            " AND c.payload ? 'inherited_until_seq')"
             " AND c.seq > %s AND (%s::text[] IS NULL OR c.world_id = ANY(%s::text[]))"
             " AND NOT EXISTS (SELECT 1 FROM events d WHERE d.tenant_id = c.tenant_id"
             " AND d.world_id = c.world_id AND d.type = 'WorldDeleted') ORDER BY c.seq LIMIT %s",

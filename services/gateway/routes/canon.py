@@ -86,7 +86,7 @@ async def _get(request: Request, tenant_id: str, world_id: str, npc_id: str | No
     async with request.app.state.pool.connection() as conn:
         await _known(conn, tenant_id, world_id, npc_id)
         cur = await conn.execute(
-            "SELECT payload FROM events WHERE in_world(tenant_id, world_id, %s, %s) AND type = 'CanonSet'"
+            "SELECT payload FROM world_events(%s, %s) AS events WHERE type = 'CanonSet'"
             " AND npc_id IS NOT DISTINCT FROM %s ORDER BY seq DESC LIMIT 1",
             (tenant_id, world_id, npc_id),
         )

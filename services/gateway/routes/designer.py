@@ -111,8 +111,8 @@ async def _check_memory(conn: AsyncConnection[Any], tenant_id: str, world_id: st
     """404 unless the NPC has (had) the memory and it was not forgotten; the event store says so."""
     await live_world(conn, tenant_id, world_id)
     cur = await conn.execute(
-        "SELECT bool_or(type = 'MemoryRecorded'), bool_or(type = 'MemoryForgotten') FROM events"
-        " WHERE in_world(tenant_id, world_id, %s, %s) AND npc_id = %s"
+        "SELECT bool_or(type = 'MemoryRecorded'), bool_or(type = 'MemoryForgotten') FROM"
+        " world_events(%s, %s) AS events WHERE npc_id = %s"
         " AND type IN ('MemoryRecorded', 'MemoryForgotten') AND payload->>'memory_id' = %s",
         (tenant_id, world_id, npc_id, str(memory_id)),
     )

@@ -52,8 +52,8 @@ async def get_rules(world_id: str, key: Reader, request: Request) -> RulesBody:
     async with request.app.state.pool.connection() as conn:
         await live_world(conn, key.tenant_id, world_id)
         cur = await conn.execute(
-            "SELECT payload FROM events WHERE in_world(tenant_id, world_id, %s, %s)"
-            " AND type = 'ActionRulesSet'"
+            "SELECT payload FROM world_events(%s, %s) AS events"
+            " WHERE type = 'ActionRulesSet'"
             " ORDER BY seq DESC LIMIT 1",
             (key.tenant_id, world_id),
         )

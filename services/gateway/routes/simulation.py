@@ -23,6 +23,7 @@ from npcworld.contracts import (
 )
 from npcworld.errors import NotFoundError, ValidationError
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
+from npcworld.eventstore.history import Part, read_in_parts
 from npcworld.fork import world_stream
 from npcworld.templates import list_templates, load_template
 from services.gateway.deps import Reader, Writer, live_world
@@ -45,10 +46,6 @@ from services.gateway.schemas import Accepted
 __all__ = ["router"]
 
 router = APIRouter(tags=["simulation"])
-
-
-async def _one(conn: AsyncConnection[Any], sql: str, params: tuple[Any, ...]) -> Any:
-    return await (await conn.execute(sql, params)).fetchone()
 
 
 async def _views(
@@ -276,15 +273,16 @@ async def npc_state(world_id: str, npc_id: str, key: Reader, request: Request) -
 async def _latest(
     conn: AsyncConnection[Any], tenant: str, world: str, npc: str, event_type: str
 ) -> dict[str, Any] | None:
-    row = await _one(
-        conn,
-        "SELECT seq FROM events WHERE in_world(tenant_id, world_id, %s, %s) AND npc_id = %s"
-        " AND type = %s ORDER BY seq DESC LIMIT 1",
-        (tenant, world, npc, event_type),
-    )
-    if row is None:
+    async def newest(part: Part, _: int) -> list[int]:
+        source, params = part.source()
+        cur = await conn.execute(f"SELECT seq FROM {source} AND npc_id = %s AND type = %s"
+                                 " ORDER BY seq DESC LIMIT 1", [*params, npc, event_type])
+        return [row[0] for row in await cur.fetchall()]
+
+    seqs = await read_in_parts(conn, tenant, world, newest, 1, newest_first=True)
+    if not seqs:
         return None
     stored = await EventStore().read_all(
-        conn, row[0] - 1, 1, EventFilter(tenant_id=tenant, world_id=world, types=(event_type,))
+        conn, seqs[0] - 1, 1, EventFilter(tenant_id=tenant, world_id=world, types=(event_type,))
     )
     return stored[0].envelope.model_dump(mode="json") if stored else None

@@ -95,8 +95,8 @@ async def delete_validator(world_id: str, key: Writer, request: Request) -> Resp
 async def _current(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> ActionValidator:
     """The last validator set, from the event store; NotFoundError when there is none (or it was removed)."""
     cur = await conn.execute(
-        "SELECT payload FROM events WHERE in_world(tenant_id, world_id, %s, %s)"
-        " AND type = 'ActionValidatorSet'"
+        "SELECT payload FROM world_events(%s, %s) AS events"
+        " WHERE type = 'ActionValidatorSet'"
         " ORDER BY seq DESC LIMIT 1",
         (tenant_id, world_id),
     )

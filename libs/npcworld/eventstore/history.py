@@ -1,0 +1,101 @@
+"""A world's history in parts: what it inherits from each ancestor (a fork's) and its own events.
+
+A fork does not copy its source's history; it inherits it (migration 0132). Reads that select events by
+type, NPC or time read ``FROM world_events(tenant, world) AS events`` in SQL. A read in sequence order with a
+limit reads one part after another instead (one index range each, where a union would be sorted whole): the
+parts are disjoint in sequence numbers and follow each other, the oldest ancestor's first and the world's
+own last, for a world's own events all come after what it inherits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import AsyncConnection
+
+__all__ = ["OWN_WORLD", "Part", "history_parts", "history_parts_sync", "read_in_parts", "read_in_parts_sync"]
+
+T = TypeVar("T")
+
+# The own part's rows, as ``Part.source`` words them (the placeholders take tenant and world).
+OWN_WORLD = "events WHERE in_world(tenant_id, world_id, %s, %s)"
+_INHERITED = "inherited_part(%s, %s, %s, %s, %s) AS events WHERE true"
+_LINEAGE = """
+SELECT ancestor, until_seq, until_time FROM world_lineage WHERE tenant_id = %s AND world_id = %s
+ORDER BY depth DESC
+"""
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a world's history: what it inherits from ``ancestor`` up to ``until_seq`` and
+    ``until_time``, or (``ancestor`` None) its own events."""
+
+    tenant_id: str
+    world_id: str
+    ancestor: str | None = None
+    until_seq: int = 0
+    until_time: datetime | None = None
+
+    @property
+    def own(self) -> bool:
+        return self.ancestor is None
+
+    def source(self) -> tuple[str, list[Any]]:
+        """``(sql, params)`` to follow ``FROM``: the part's rows, as the world sees them, then ``WHERE``
+        and a first condition (add more with ``AND``)."""
+        if self.ancestor is None:
+            return OWN_WORLD, [self.tenant_id, self.world_id]
+        return _INHERITED, [self.tenant_id, self.world_id, self.ancestor, self.until_seq, self.until_time]
+
+
+async def history_parts(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> list[Part]:
+    """The world's parts in sequence order: each ancestor's, the oldest first, then its own."""
+    cur = await conn.execute(_LINEAGE, (tenant_id, world_id))
+    inherited = [Part(tenant_id, world_id, a, int(s), t) for a, s, t in await cur.fetchall()]
+    return [*inherited, Part(tenant_id, world_id)]
+
+
+def history_parts_sync(conn: psycopg.Connection[Any], tenant_id: str, world_id: str) -> list[Part]:
+    """``history_parts`` on a blocking connection."""
+    rows = conn.execute(_LINEAGE, (tenant_id, world_id)).fetchall()
+    return [*(Part(tenant_id, world_id, a, int(s), t) for a, s, t in rows), Part(tenant_id, world_id)]
+
+
+def read_in_parts_sync(
+    conn: psycopg.Connection[Any], tenant_id: str, world_id: str, read: Callable[[Part, int], list[T]],
+    limit: int, *, newest_first: bool = False,
+) -> list[T]:
+    """``read_in_parts`` on a blocking connection."""
+    parts = history_parts_sync(conn, tenant_id, world_id)
+    out: list[T] = []
+    for part in reversed(parts) if newest_first else parts:
+        if len(out) >= limit:
+            break
+        out += read(part, limit - len(out))
+    return out
+
+
+async def read_in_parts(
+    conn: AsyncConnection[Any],
+    tenant_id: str,
+    world_id: str,
+    read: Callable[[Part, int], Awaitable[list[T]]],
+    limit: int,
+    *,
+    newest_first: bool = False,
+) -> list[T]:
+    """Up to ``limit`` rows of the world's history in sequence order (or, ``newest_first``, in reverse):
+    ``read(part, n)`` reads at most ``n`` rows of one part in that order, and parts are read until
+    ``limit`` rows are found."""
+    parts = await history_parts(conn, tenant_id, world_id)
+    out: list[T] = []
+    for part in reversed(parts) if newest_first else parts:
+        if len(out) >= limit:
+            break
+        out += await read(part, limit - len(out))
+    return out
