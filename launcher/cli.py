@@ -169,8 +169,8 @@ def fork(tenant: str, world_id: str, at: str, new_world_id: str | None) -> None:
             await pool.close()
 
     until = asyncio.run(go())
-    click.echo(f"forked {world_id} at {when.isoformat()} into {target} (inherits its history up to seq {until};"
-               " nothing copied)")
+    click.echo(f"forked {world_id} at {when.isoformat()} into {target}"
+               f" (inherits its history up to seq {until}; nothing copied)")
 
 
 def _database_url() -> str:

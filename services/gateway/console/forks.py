@@ -2,9 +2,9 @@
 side by side a page at a time, and the first position where the two logs say different things.
 
 The source world's side is its events later than the fork point; the fork's side is its own events (not the
-history it inherits, nor an older fork's copies, not ``WorldForked``). Both are read from one tenant's rows only. Two events "say the
-same" when type, NPC, world time and payload agree once ids are set aside: a fork draws fresh ids (events,
-memories, conversations) and its places are named after its own world id.
+history it inherits, nor an older fork's copies, not ``WorldForked``). Both are read from one tenant's rows
+only. Two events "say the same" when type, NPC, world time and payload agree once ids are set aside: a fork
+draws fresh ids (events, memories, conversations) and its places are named after its own world id.
 """
 
 from __future__ import annotations
