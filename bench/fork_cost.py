@@ -3,12 +3,12 @@
 For each size in ``--sizes`` (events; default 10,000, 100,000 and 1,000,000) builds a world of ``--npcs`` NPCs
 in a fresh database of one embedded PostgreSQL: its creation, then per world step a tick, and per NPC an
 observation, a memory, a decision, an action, a move and a line of talk, each a valid event of its type
-(written straight into the event store, in the streams the services use).
-Then it forks the world ``--forks`` times at world times spread over its history
-(``npcworld.fork.fork_world``, one transaction each, as ``POST /v1/worlds/{id}/fork`` runs it) and prints the
-median and worst wall time of a fork, and what reading a fork made at the middle costs: its world stream (what
-the gateway folds for the world's state), its first page of 100 events (inherited) and its canon. With
-``--fold`` it also times the work a fork leaves to the services: world_state folding the middle fork's
+(written straight into the event store, in the streams the services use: the world stream holds its creation
+and NPCs, the clock's stream its ticks). Then it forks the world ``--forks`` times at world times spread over
+its history (``npcworld.fork.fork_world``, one transaction each, as ``POST /v1/worlds/{id}/fork`` runs it) and
+prints the median and worst wall time of a fork, and what reading a fork made at the middle costs: its world
+stream (what the gateway folds for the world's state), its first page of 100 events (inherited) and its canon.
+With ``--fold`` it also times the work a fork leaves to the services: world_state folding the middle fork's
 inherited history into its read model (in a transaction rolled back afterwards), which each service does in
 the background, a chunk at a time.
 """
@@ -38,7 +38,7 @@ from tests.contract.examples import EXAMPLES
 from tests.infra import with_database
 
 WORLD = "long-lived"
-# Per NPC and step (its own stream), then the world stream's tick.
+# Per NPC and step (its own stream), then the clock's tick (its stream).
 _MIX = ("ObservationMade", "MemoryRecorded", "ActionDecided", "ActionStarted", "NpcsMoved", "UtteranceSpoken")
 
 
@@ -64,7 +64,7 @@ INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_i
 SELECT gen_random_uuid(), stream, version, type, 1, %(t)s, %(w)s, npc, at, now(), gen_random_uuid(),
        payload::jsonb
 FROM (
-  SELECT s, 0 AS i, 0 AS k, 'world-' || %(w)s AS stream, %(n)s + 1 + s AS version, 'WorldTicked' AS type,
+  SELECT s, 0 AS i, 0 AS k, 'clock-' || %(w)s AS stream, s AS version, 'WorldTicked' AS type,
          NULL AS npc, '2023-02-14 07:00Z'::timestamptz + make_interval(secs => 10 * s) AS at,
          replace(%(tick)s, '42', s::text) AS payload
     FROM generate_series(%(from)s::int, %(to)s::int) s

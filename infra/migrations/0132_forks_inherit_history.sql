@@ -65,10 +65,24 @@ CREATE FUNCTION inherited_stream(t text, w text, s text) RETURNS SETOF events LA
                 FROM events e
                WHERE stream_key(e.tenant_id, e.stream_id) = stream_key(t, fork_source_stream(s, l.ancestor, w))
                  AND e.tenant_id = t AND e.stream_id = fork_source_stream(s, l.ancestor, w)
-                 AND e.world_id = l.ancestor AND e.seq <= l.until_seq AND e.world_time <= l.until_time
-                 AND e.type <> 'WorldDeleted'
+                 AND e.world_id = l.ancestor AND e.type <> 'WorldDeleted'
+                 -- bounds checked row by row (+ 0): the stream's index finds its rows, where ranges of the
+                 -- table's sequence and world-time indexes would grow with the whole log
+                 AND e.seq + 0 <= l.until_seq AND e.world_time + interval '0' <= l.until_time
               OFFSET 0) AS i  -- one index probe per ancestor, never a join of the whole table
            WHERE l.tenant_id = t AND l.world_id = w $$;
+
+-- The version of the last event a fork inherits in one of its streams (null: none), its own events' start: the
+-- stream's index walked back from its newest version (a fork of a world as it is now stops at once).
+CREATE FUNCTION inherited_stream_version(t text, w text, s text) RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$ SELECT max((SELECT e.version FROM events e
+                       WHERE stream_key(e.tenant_id, e.stream_id) = stream_key(t, fork_source_stream(s, l.ancestor, w))
+                         AND e.tenant_id = t AND e.stream_id = fork_source_stream(s, l.ancestor, w)
+                         AND e.world_id = l.ancestor AND e.type <> 'WorldDeleted'
+                         AND e.seq <= l.until_seq AND e.world_time <= l.until_time
+                       ORDER BY stream_key(e.tenant_id, e.stream_id) DESC, e.version DESC LIMIT 1))
+            FROM world_lineage l WHERE l.tenant_id = t AND l.world_id = w $$;
 
 -- Everything a fork inherits, in no particular order.
 CREATE FUNCTION inherited_events(t text, w text) RETURNS SETOF events LANGUAGE sql STABLE PARALLEL SAFE

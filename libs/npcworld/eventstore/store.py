@@ -52,8 +52,7 @@ STREAM_IS = "in_stream(tenant_id, stream_id, %s, %s)"
 _VERSION = """
 SELECT coalesce(
   (SELECT max(version) FROM events WHERE in_stream(tenant_id, stream_id, %(t)s, %(s)s)),
-  (SELECT max(i.version) FROM unnest(%(w)s::text[]) AS w(id)
-     CROSS JOIN LATERAL inherited_stream(%(t)s, w.id, %(s)s) AS i), 0)
+  (SELECT max(inherited_stream_version(%(t)s, w.id, %(s)s)) FROM unnest(%(w)s::text[]) AS w(id)), 0)
 """
 # One of a tenant's worlds, likewise: reads of a world's events say this, not tenant_id = %s AND
 # world_id = %s, for the world's indexes are keyed by the digest (migration 0124). The placeholders take
