@@ -17,7 +17,8 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import AsyncConnection
 
-__all__ = ["OWN_WORLD", "Part", "history_parts", "history_parts_sync", "read_in_parts", "read_in_parts_sync"]
+__all__ = ["OWN_WORLD", "Part", "history_parts", "history_parts_sync", "newest_sql", "read_in_parts",
+           "read_in_parts_sync"]
 
 T = TypeVar("T")
 
@@ -28,6 +29,23 @@ _LINEAGE = """
 SELECT ancestor, until_seq, until_time FROM world_lineage WHERE tenant_id = %s AND world_id = %s
 ORDER BY depth DESC
 """
+
+
+def newest_sql(columns: str, where: str, limit: str) -> str:
+    """A subquery (parenthesised) of the newest ``limit`` rows of ``columns`` (``seq`` among them) among the
+    events of the world ``%(t)s`` / ``%(w)s`` (named placeholders) that satisfy ``where``: the world's own
+    and each ancestor's part read newest first on its own index, then merged. (A limit over
+    ``world_events`` would sort every matching row of the history.) ``where`` may name outer columns, as in
+    a lateral subquery."""
+    return f"""(SELECT {columns} FROM (
+  (SELECT {columns} FROM events WHERE in_world(tenant_id, world_id, %(t)s, %(w)s) AND {where}
+    ORDER BY seq DESC LIMIT {limit})
+  UNION ALL
+  SELECT i.* FROM world_lineage l CROSS JOIN LATERAL (
+    SELECT {columns} FROM inherited_part(%(t)s, %(w)s, l.ancestor, l.until_seq, l.until_time) AS events
+     WHERE {where} ORDER BY seq DESC LIMIT {limit}) AS i
+   WHERE l.tenant_id = %(t)s AND l.world_id = %(w)s
+) AS newest ORDER BY seq DESC LIMIT {limit})"""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from psycopg.rows import dict_row
 
 from npcworld.contracts.memory import legacy_provenance
 from npcworld.eventlog import EVENT_COLUMNS, LoggedEvent, events_after, logged
-from npcworld.eventstore.history import Part, read_in_parts_sync
+from npcworld.eventstore.history import Part, newest_sql, read_in_parts_sync
 from npcworld.eventstore.store import STREAM_IS
 from npcworld.fork import world_stream
 from npcworld.messaging.heartbeat import owed_sql
@@ -138,8 +138,7 @@ def timeline(
     # No max(seq) of the world here: with a newer world (a fork) in the table, Postgres walks the primary key
     # back through all of that one's events to find it (0.4 s on a 1M-event fork) instead of using the
     # world's index. The page's live stream resumes after the window's newest change (it follows changes).
-    bounds = _rows(conn, "SELECT min(world_time) AS first, max(world_time) AS last"
-                   " FROM world_events(%s, %s) AS events", (tenant_id, w.world_id))[0]
+    bounds = _rows(conn, _BOUNDS, {"t": tenant_id, "w": w.world_id})[0]
     first, last = bounds["first"], bounds["last"]
     if last is None:
         return WorldTimeline(None, None, None, {}, [], 0)
@@ -160,6 +159,20 @@ def timeline(
     return WorldTimeline(first, last, since, _opening(conn, tenant_id, w, since), window, following)
 
 
+# The world's first and latest world times: each part's ends, by its world-time index (min and max over
+# world_events would read the whole history).
+_BOUNDS = """
+SELECT min(f) AS first, max(l) AS last FROM (
+  SELECT min(world_time) AS f, max(world_time) AS l FROM events
+   WHERE in_world(tenant_id, world_id, %(t)s, %(w)s)
+  UNION ALL
+  SELECT i.f, i.l FROM world_lineage p CROSS JOIN LATERAL (
+    SELECT min(world_time) AS f, max(world_time) AS l
+      FROM inherited_part(%(t)s, %(w)s, p.ancestor, p.until_seq, p.until_time)) AS i
+   WHERE p.tenant_id = %(t)s AND p.world_id = %(w)s) AS ends
+"""
+
+
 def _newest_seq_at(conn: psycopg.Connection[Any], tenant_id: str, world_id: str, at: datetime) -> int:
     """The newest event's seq among the world's events at world time ``at`` (by the world-time index)."""
     row = _rows(conn, "SELECT coalesce(max(seq), 0) AS seq FROM world_events(%s, %s) AS events"
@@ -167,19 +180,19 @@ def _newest_seq_at(conn: psycopg.Connection[Any], tenant_id: str, world_id: str,
     return int(row["seq"])
 
 
-_WINDOW = """
+_WINDOW = f"""
 SELECT seq, world_time, npc, path, x, y, description, emoji FROM (
   SELECT e.seq, e.world_time, m->>'npc_id' AS npc, m->>'path' AS path, (m->'tile'->>0)::int AS x,
          (m->'tile'->>1)::int AS y, NULL AS description, NULL AS emoji
-    FROM (SELECT seq, world_time, payload FROM world_events(%(t)s, %(w)s) AS events
-           WHERE type = 'NpcsMoved' AND world_time > %(since)s AND world_time <= %(end)s
-           ORDER BY seq DESC LIMIT %(n)s) e, jsonb_array_elements(e.payload->'moves') m
+    FROM {newest_sql("seq, world_time, payload",
+                     "type = 'NpcsMoved' AND world_time > %(since)s AND world_time <= %(end)s", "%(n)s")} e,
+         jsonb_array_elements(e.payload->'moves') m
   UNION ALL
-  (SELECT seq, world_time, npc_id, payload->>'arrived_at', NULL, NULL, payload->>'description',
-          coalesce(payload->>'emoji', '')
-     FROM world_events(%(t)s, %(w)s) AS events WHERE type = 'ActionStarted'
-      AND npc_id IS NOT NULL AND world_time > %(since)s AND world_time <= %(end)s
-    ORDER BY seq DESC LIMIT %(n)s)
+  SELECT seq, world_time, npc_id, payload->>'arrived_at', NULL, NULL, payload->>'description',
+         coalesce(payload->>'emoji', '')
+    FROM {newest_sql("seq, world_time, npc_id, payload",
+                     "type = 'ActionStarted' AND npc_id IS NOT NULL AND world_time > %(since)s"
+                     " AND world_time <= %(end)s", "%(n)s")} a
 ) c ORDER BY seq DESC LIMIT %(n)s
 """
 
@@ -197,17 +210,14 @@ def _opening(conn: psycopg.Connection[Any], tenant_id: str, w: World, at: dateti
 
 
 # The changes of the events that set each NPC's state at a time, taken apart in SQL like _WINDOW's.
-_OPENING = """
+_OPENING = f"""
 WITH own AS (
   SELECT e.* FROM unnest(%(npcs)s::text[]) AS n(id), unnest(%(types)s::text[]) AS k(type)
-  CROSS JOIN LATERAL (SELECT seq, world_time, type, npc_id, payload FROM world_events(%(t)s, %(w)s) AS events
-     WHERE npc_id = n.id AND type = k.type
-       AND world_time <= %(at)s
-     ORDER BY seq DESC LIMIT 1) e
+  CROSS JOIN LATERAL {newest_sql("seq, world_time, type, npc_id, payload",
+                                 "npc_id = n.id AND type = k.type AND world_time <= %(at)s", "1")} e
 ), steps AS (
-  SELECT * FROM (SELECT seq, world_time, type, npc_id, payload FROM world_events(%(t)s, %(w)s) AS events
-     WHERE type = 'NpcsMoved' AND world_time <= %(at)s
-     ORDER BY seq DESC LIMIT %(back)s) s
+  SELECT * FROM {newest_sql("seq, world_time, type, npc_id, payload",
+                            "type = 'NpcsMoved' AND world_time <= %(at)s", "%(back)s")} s
    WHERE npc_id IS NULL
 ), moved AS (SELECT * FROM own WHERE type = 'NpcsMoved' UNION ALL SELECT * FROM steps)
 SELECT e.seq, e.world_time, m->>'npc_id', m->>'path', (m->'tile'->>0)::int, (m->'tile'->>1)::int, NULL, NULL
