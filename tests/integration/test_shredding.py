@@ -135,7 +135,7 @@ async def test_forgetting_a_player_leaves_its_words_unreadable_everywhere_and_ot
     assert "swordfish" not in json.dumps(await _texts(pool, tenant, world))
 
 
-async def test_a_fork_copies_sealed_words_and_is_told_of_a_player_forgotten_after_its_fork_point(
+async def test_a_fork_inherits_sealed_words_and_is_told_of_a_player_forgotten_after_its_fork_point(
     pool: AsyncConnectionPool,
 ) -> None:
     tenant, world = await _world(pool)
@@ -145,12 +145,12 @@ async def test_a_fork_copies_sealed_words_and_is_told_of_a_player_forgotten_afte
     # The source world goes on, so it is told of the forgetting after the fork point below.
     later = RelationshipChanged(other_id="sam", familiarity=1, sentiment=6)
     await _append(pool, f"chat-{world}-isabella", _new(later, tenant, world, at=T0 + timedelta(hours=1)))
-    copied = await _texts(pool, tenant, f"{world}-a")
-    assert copied["PlayerSpoke"] == [SECRET] and copied["MemoriesAccessed"] == [SECRET]
-    assert "swordfish" not in await _raw(pool, tenant)  # the copies are sealed too, the retrieval's included
+    inherited = await _texts(pool, tenant, f"{world}-a")
+    assert inherited["PlayerSpoke"] == [SECRET] and inherited["MemoriesAccessed"] == [SECRET]
+    assert "swordfish" not in await _raw(pool, tenant)  # sealed at rest, the retrieval's included
     async with pool.connection() as conn, conn.transaction():
         done = await forget_player_data(conn, tenant, "p1")
-    # Both worlds talked with p1 and are told; the fork's copies read forgotten too (one key sealed both).
+    # Both worlds talked with p1 and are told; what the fork inherits reads forgotten too (the same rows).
     assert sorted(w for w, _ in done.worlds) == [world, f"{world}-a"]
     assert (await _texts(pool, tenant, f"{world}-a"))["PlayerSpoke"] == [FORGOTTEN]
     # A fork made now of the source as it was before the forgetting is told in its own log.

@@ -1,7 +1,9 @@
-"""World forks copy memory streams (vectors included); ``npcworld replay --service memory`` rebuilds them."""
+"""A fork's memory streams are folded from what it inherits (vectors included); ``npcworld replay --service
+memory`` rebuilds them."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -11,7 +13,7 @@ from click.testing import CliRunner
 from psycopg_pool import AsyncConnectionPool
 
 from launcher.cli import main
-from npcworld.contracts import NpcCreated, ObservationMade, WorldCreated
+from npcworld.contracts import Envelope, NpcCreated, ObservationMade, WorldCreated, WorldForked
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.fork import fork_world, world_stream
 from npcworld.projection import rebuild
@@ -101,7 +103,7 @@ def _without_npc(memories: list[Memory]) -> list[tuple[object, ...]]:
     ]
 
 
-async def test_a_fork_copies_the_memory_stream_up_to_the_fork_time_with_vectors_and_access_times(
+async def test_a_fork_inherits_the_memory_stream_up_to_the_fork_time_with_vectors_and_access_times(
     pool: AsyncConnectionPool, hashing_deps: MemoryDeps
 ) -> None:
     npc = await _world_with_memories(pool, hashing_deps)
@@ -125,6 +127,34 @@ async def test_a_fork_copies_the_memory_stream_up_to_the_fork_time_with_vectors_
         found = await retrieve(conn, hashing_deps, fork, "stove", k=1, now=T0 + timedelta(hours=5))
     assert found[0].memory.npc == fork
     assert _without_npc((await _stream(pool, npc))[0]) == _without_npc(source)  # the source is untouched
+
+
+async def test_a_fork_made_by_copying_before_inheritance_existed_still_folds_its_copies(
+    pool: AsyncConnectionPool, hashing_deps: MemoryDeps
+) -> None:
+    npc = await _world_with_memories(pool, hashing_deps)
+    fork = NpcRef(npc.tenant_id, f"{npc.world_id}-old", npc.npc_id)
+    store = EventStore()
+    async with pool.connection() as conn, conn.transaction():  # as forks were made up to migration 0132
+        source_world = EventFilter(tenant_id=npc.tenant_id, world_id=npc.world_id)
+        history = await store.read_all(conn, 0, 1000, source_world)
+        streams: dict[str, list[Envelope]] = {}
+        for stored in history:
+            copy = stored.envelope.model_copy(update={
+                "event_id": uuid.uuid4(), "world_id": fork.world_id, "causation_id": stored.envelope.event_id,
+                "forked_from": stored.envelope.event_id})
+            streams.setdefault(stored.stream_id.replace(npc.world_id, fork.world_id), []).append(copy)
+        for stream_id, copies in streams.items():
+            await store.append(conn, stream_id, copies, expected_version=0)
+        at = T0 + timedelta(hours=9)
+        forked = Envelope.new(WorldForked(source_world_id=npc.world_id, at_world_time=at,
+                                          copied_events=len(history)),
+                              tenant_id=npc.tenant_id, world_id=fork.world_id, world_time=at)
+        await store.append(conn, world_stream(fork.world_id), [forked])
+    await _apply_world(pool, hashing_deps, fork.world_id)
+    source, _ = await _stream(pool, npc)
+    copied, _ = await _stream(pool, fork)
+    assert _without_npc(copied) == _without_npc(source)
 
 
 async def test_replay_rebuilds_every_stream_identically_without_re_embedding(
