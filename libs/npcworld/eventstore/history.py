@@ -35,16 +35,19 @@ def newest_sql(columns: str, where: str, limit: str) -> str:
     """A subquery (parenthesised) of the newest ``limit`` rows of ``columns`` (``seq`` among them) among the
     events of the world ``%(t)s`` / ``%(w)s`` (named placeholders) that satisfy ``where``: the world's own
     and each ancestor's part read newest first on its own index, then merged. (A limit over
-    ``world_events`` would sort every matching row of the history.) ``where`` may name outer columns, as in
-    a lateral subquery."""
+    ``world_events`` would sort every matching row of the history.) The ancestors' parts are not read at
+    all when the world's own events give ``limit`` rows (its own are its newest): walking an ancestor's
+    index back from its bound costs the events it has after the fork point. ``where`` may name outer
+    columns, as in a lateral subquery."""
+    own = f"events WHERE in_world(tenant_id, world_id, %(t)s, %(w)s) AND {where}"
     return f"""(SELECT {columns} FROM (
-  (SELECT {columns} FROM events WHERE in_world(tenant_id, world_id, %(t)s, %(w)s) AND {where}
-    ORDER BY seq DESC LIMIT {limit})
+  (SELECT {columns} FROM {own} ORDER BY seq DESC LIMIT {limit})
   UNION ALL
   SELECT i.* FROM world_lineage l CROSS JOIN LATERAL (
     SELECT {columns} FROM inherited_part(%(t)s, %(w)s, l.ancestor, l.until_seq, l.until_time) AS events
      WHERE {where} ORDER BY seq DESC LIMIT {limit}) AS i
    WHERE l.tenant_id = %(t)s AND l.world_id = %(w)s
+     AND (SELECT count(*) FROM (SELECT 1 FROM {own} LIMIT {limit}) AS enough) < {limit}
 ) AS newest ORDER BY seq DESC LIMIT {limit})"""
 
 
