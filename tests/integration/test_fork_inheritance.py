@@ -12,10 +12,12 @@ from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import (
     ActionStarted,
+    DayPlanned,
     Envelope,
     EventPayload,
     NpcCreated,
     ObservationMade,
+    RelationshipChanged,
     WorldCreated,
     WorldTicked,
 )
@@ -23,8 +25,10 @@ from npcworld.errors import ConflictError, NotFoundError
 from npcworld.eventlog import event as logged_event
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.fork import fork_world, world_stream
-from npcworld.projection import claim, differences
+from npcworld.projection import Projection, claim, differences
+from services.gateway.handlers import PROJECTION as GATEWAY
 from services.world_state.handlers import PROJECTION as WORLD_STATE
+from tests.contract.examples import EXAMPLES
 
 pytestmark = pytest.mark.integration
 
@@ -241,3 +245,48 @@ async def test_world_state_folds_a_forks_history_a_chunk_at_a_time_and_a_rebuild
     assert len(chunks) > 1 and all(n <= 2 for n in chunks)
     assert worlds == [(world, None), (fork, world)]
     assert await differences(pool, WORLD_STATE) == []
+
+
+async def _fold(pool: AsyncConnectionPool, projection: Projection, tenant: str, world: str) -> None:
+    """Fold the world's own events through the projection and claim them, as its consumer does (a fork's
+    WorldForked folds what it inherits)."""
+    async with pool.connection() as conn, conn.transaction():
+        where = EventFilter(tenant_id=tenant, world_id=world, history="own")
+        for stored in await EventStore().read_all(conn, 0, 1000, where):
+            if (applier := projection.appliers.get(stored.envelope.type)) is not None:
+                await applier(stored.envelope, conn)
+                await claim(conn, projection.consumer, [stored.envelope])
+
+
+async def _plans_and_ties(pool: AsyncConnectionPool, tenant: str, world: str) -> list[tuple[object, ...]]:
+    async with pool.connection() as conn:
+        plans = await (await conn.execute(
+            "SELECT npc_id, day, items::text FROM gw_plans WHERE tenant_id = %s AND world_id = %s",
+            (tenant, world))).fetchall()
+        ties = await (await conn.execute(
+            "SELECT npc_id, other_id, familiarity, sentiment FROM gw_relationships"
+            " WHERE tenant_id = %s AND world_id = %s ORDER BY other_id", (tenant, world))).fetchall()
+    return [*plans, *ties]
+
+
+async def test_a_save_holds_each_npcs_plan_and_relationships_as_they_were_at_the_save(
+    pool: AsyncConnectionPool,
+) -> None:
+    tenant, world = await _world(pool)
+    plan = EXAMPLES["DayPlanned"]
+    for hour, (goal, warmth) in enumerate((("open the cafe", 6.0), ("run for mayor", 2.5)), start=1):
+        await _append(pool, f"planning-{world}-ada",
+                      _new(DayPlanned(**{**plan, "goals": (goal,)}), tenant, world, hour + 0.5),
+                      _new(RelationshipChanged(other_id="sam", familiarity=hour, sentiment=warmth), tenant,
+                           world, hour + 0.5))
+    await _fold(pool, GATEWAY, tenant, world)
+    at_save = await _plans_and_ties(pool, tenant, world)  # after both: the source as it is now
+    await _fork(pool, tenant, world, 1.75, f"{world}-slot")  # a save made between the two
+    await _fork(pool, tenant, world, 5, f"{world}-now")
+    for fork in (f"{world}-slot", f"{world}-now"):
+        await _fold(pool, GATEWAY, tenant, fork)
+    slot = await _plans_and_ties(pool, tenant, f"{world}-slot")
+    assert [row[1:] for row in slot if len(row) == 4] == [("sam", 1, 6.0)]
+    assert [row[0] for row in slot if len(row) == 3] == ["ada"]  # the plan of the first hour
+    assert await _plans_and_ties(pool, tenant, f"{world}-now") == at_save
+    assert await differences(pool, GATEWAY) == []
