@@ -3,19 +3,24 @@ slots), in constant time (migration 0132)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from psycopg import AsyncConnection, errors
 
-from npcworld.contracts import WorldForked
+from npcworld.contracts import Envelope, EventPayload, WorldForked
 from npcworld.contracts.players import PlayerForgotten
 from npcworld.errors import ConflictError, NotFoundError
-from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.eventstore.store import WORLD_IS
 from npcworld.forgetting import players_forgotten_in
 
-__all__ = ["fork_world", "world_id_taken", "world_stream"]
+__all__ = ["fork_intake", "fork_world", "inherited_events", "world_id_taken", "world_stream"]
+
+D = TypeVar("D")
+_Handler = Callable[[Envelope, UnitOfWork, D], Awaitable[None]]
+
 
 def world_id_taken(world_id: str) -> str:
     """What a caller is told when a world id is taken: the same whoever took it (no owner, no history)."""
@@ -99,3 +104,36 @@ UNION ALL
 SELECT %(t)s, %(w)s, depth + 1, ancestor, least(until_seq, %(until)s), least(until_time, %(at)s)
   FROM world_lineage WHERE tenant_id = %(t)s AND world_id = %(source)s
 """
+
+
+async def inherited_events(
+    conn: AsyncConnection[Any], forked: Envelope[WorldForked], types: tuple[str, ...]
+) -> list[Envelope]:
+    """What the fork of ``forked`` (its WorldForked) inherits of ``types``, in store order, as the fork sees
+    it (an older fork's copies of them, for a fork made by copying)."""
+    store, out, after = EventStore(), [], 0
+    copied = forked.payload.inherited_until_seq is None
+    where = EventFilter(tenant_id=forked.tenant_id, world_id=forked.world_id, types=types,
+                        history="own" if copied else "inherited")
+    while batch := await store.read_all(conn, after, 1000, where):
+        out += [s.envelope for s in batch if not copied or s.envelope.forked_from is not None]
+        after = batch[-1].seq
+    return out
+
+
+def fork_intake(handlers: Mapping[type[EventPayload], Callable[..., Awaitable[None]]]) -> _Handler[D]:
+    """A WorldForked handler for a service whose working state its reactions keep (not a projection): it
+    hands the events the fork inherits of the handlers' types to those handlers, in store order, so the fork's
+    NPCs are known there as in the source (reactions never see inherited events otherwise). Each handler is
+    the route's own (``handler(event, uow, deps)``, typed to its payload) and must only keep state, never call
+    a model."""
+    by_type = {payload.event_type: handler for payload, handler in handlers.items()}
+
+    async def take_in(event: Envelope, uow: UnitOfWork, deps: D) -> None:
+        if not isinstance(event.payload, WorldForked):
+            return
+        forked = cast(Envelope[WorldForked], event)
+        for inherited in await inherited_events(uow.conn, forked, tuple(by_type)):
+            await by_type[inherited.type](inherited, uow, deps)
+
+    return take_in

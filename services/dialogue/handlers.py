@@ -23,6 +23,7 @@ from npcworld.contracts import (
     PlayerSpoke,
     UtteranceSpoken,
     WorldDeleted,
+    WorldForked,
     WorldTicked,
     carries,
     envelope_from_dict,
@@ -30,6 +31,7 @@ from npcworld.contracts import (
 from npcworld.contracts.players import PlayerForgotten
 from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
+from npcworld.fork import fork_intake
 from npcworld.lanes import is_player_traffic
 from npcworld.messaging import Routes, on
 from npcworld.stepping import steps
@@ -227,5 +229,8 @@ ROUTES = Routes(
     on(NpcRetired, on_npc_retired),
     on(PlacesDiscovered, on_places_discovered),
     on(WorldDeleted, on_world_deleted),
+    # A fork's NPCs: who they are, the places they know (as in the source at the fork point).
+    on(WorldForked, fork_intake({NpcCreated: on_npc_created, NpcPersonaChanged: on_persona_changed,
+                                 NpcRetired: on_npc_retired, PlacesDiscovered: on_places_discovered})),
     gathers_read_writes=True,
 )

@@ -29,9 +29,11 @@ from npcworld.contracts import (
     ObservationMade,
     PlacesDiscovered,
     WorldDeleted,
+    WorldForked,
     WorldTicked,
 )
 from npcworld.eventstore import UnitOfWork
+from npcworld.fork import fork_intake
 from npcworld.messaging import Routes, on
 from services.planning.deps import PlanningDeps
 from services.planning.domain import NpcKey, Perceived, Persona, PlannerState, talked
@@ -323,5 +325,9 @@ ROUTES = Routes(
     on(ConversationEnded, on_conversation_ended),
     on(InnerVoiceGiven, on_inner_voice_given, gather=gather_directives),
     on(WorldDeleted, on_world_deleted),
+    # A fork's NPCs: who they are and the places they know. They plan afresh at the fork's next tick, from
+    # their memories (planning's working state at the fork point is kept nowhere to be restored from).
+    on(WorldForked, fork_intake({NpcCreated: on_npc_created, NpcPersonaChanged: on_persona_changed,
+                                 NpcRetired: on_npc_retired, PlacesDiscovered: on_places_discovered})),
     gather_together=True,
 )

@@ -13,9 +13,11 @@ from npcworld.contracts import (
     ReflectionFailed,
     ReflectionTriggered,
     WorldDeleted,
+    WorldForked,
 )
 from npcworld.errors import PermanentError
 from npcworld.eventstore import UnitOfWork
+from npcworld.fork import fork_intake
 from npcworld.messaging import Routes, on
 from services.reflection.deps import ConsumerDeps
 from services.reflection.domain import add_importance, complete_run, fail_run, run_key
@@ -128,4 +130,6 @@ ROUTES = Routes(
     on(NpcCreated, on_npc_created),
     on(NpcPersonaChanged, on_npc_created),
     on(WorldDeleted, on_world_deleted),
+    # A fork's NPCs' names (its importance accumulators start empty).
+    on(WorldForked, fork_intake({NpcCreated: on_npc_created, NpcPersonaChanged: on_npc_created})),
 )

@@ -17,6 +17,7 @@ from npcworld.contracts import (
     EventPayload,
     NpcCreated,
     ObservationMade,
+    PlacesDiscovered,
     RelationshipChanged,
     WorldCreated,
     WorldTicked,
@@ -25,8 +26,15 @@ from npcworld.errors import ConflictError, NotFoundError
 from npcworld.eventlog import event as logged_event
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.fork import fork_world, world_stream
+from npcworld.llm import OfflineLLM
+from npcworld.memory_client.testing import FakeMemoryReader
 from npcworld.projection import Projection, claim, differences
+from services.dialogue.deps import DialogueDeps
+from services.dialogue.handlers import ROUTES as DIALOGUE
 from services.gateway.handlers import PROJECTION as GATEWAY
+from services.planning.deps import PlanningDeps
+from services.planning.domain import NpcKey
+from services.planning.handlers import ROUTES as PLANNING
 from services.world_state.handlers import PROJECTION as WORLD_STATE
 from tests.contract.examples import EXAMPLES
 
@@ -290,3 +298,29 @@ async def test_a_save_holds_each_npcs_plan_and_relationships_as_they_were_at_the
     assert [row[0] for row in slot if len(row) == 3] == ["ada"]  # the plan of the first hour
     assert await _plans_and_ties(pool, tenant, f"{world}-now") == at_save
     assert await differences(pool, GATEWAY) == []
+
+
+async def test_a_forks_npcs_are_known_to_the_services_that_keep_working_state(
+    pool: AsyncConnectionPool,
+) -> None:
+    tenant, world = await _world(pool)
+    await _append(pool, f"perception-{world}-ada",
+                  _new(PlacesDiscovered(paths=("hollow:bakery", "hollow:mill")), tenant, world, 1))
+    await _fork(pool, tenant, world, 2, f"{world}-play")
+    [forked] = [e for e in await _history(pool, tenant, f"{world}-play") if e.type == "WorldForked"]
+    planning = PlanningDeps(llm=OfflineLLM(), memory=FakeMemoryReader())
+    dialogue = DialogueDeps(llm=OfflineLLM(), memory=FakeMemoryReader())
+    async with pool.connection() as conn, conn.transaction():
+        uow = UnitOfWork(conn, EventStore())
+        await PLANNING["WorldForked"](forked, uow, planning, None)
+        await DIALOGUE["WorldForked"](forked, uow, dialogue, None)
+        assert uow.appended == []  # state only: nothing is said or decided again
+    async with pool.connection() as conn:
+        state = await planning.repository.peek(conn, NpcKey(tenant, f"{world}-play", "ada"))
+        profile = await (await conn.execute(
+            "SELECT name FROM dialogue_npcs WHERE tenant_id = %s AND world_id = %s AND npc_id = 'ada'",
+            (tenant, f"{world}-play"))).fetchone()
+    assert state is not None and state.ready and state.persona.name == "Ada"
+    assert {"hollow:bakery", "hollow:mill"} <= set(state.places.paths)
+    assert state.plan is None  # it plans its day afresh at the fork's next tick
+    assert profile == ("Ada",)
