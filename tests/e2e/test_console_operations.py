@@ -4,17 +4,19 @@ a recorded decision as a dry run."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import uuid
 
 import httpx
+import psycopg
 import pytest
 from playwright.async_api import Browser
 
 from npcworld.db import open_pool
 from npcworld.llm import CircuitBreaker
-from npcworld.messaging.heartbeat import Heartbeat
+from npcworld.messaging.heartbeat import Heartbeat, owed_sql
 from tests.e2e.test_console import (
     Console,
     _npc_with_a_reasoned_decision,
@@ -23,6 +25,8 @@ from tests.e2e.test_console import (
     load_start,
     signed_in,
 )
+from tests.integration.replay.town import Town, wait_for_step
+from tests.polling import eventually
 
 pytestmark = pytest.mark.integration
 __all__ = ["browser", "console"]  # the module-scoped fixtures, shared with test_console's town
@@ -52,6 +56,46 @@ def _fork(console: Console) -> str:
             uuid.uuid4(), f"{fork}-own-{i}", t, console.town.tenant_id, fork, n, at,
             uuid.uuid4(), re.sub(r'"memory_id": "[^"]+"', f'"memory_id": "{uuid.uuid4()}"', p))
     return fork
+
+
+# First in the module: the tests after it write events straight into the log, which no consumer ever gets,
+# and a stepped clock would wait for them.
+async def test_a_save_of_the_town_is_taken_in_by_every_service_and_plays_on(console: Console) -> None:
+    town = console.town
+    [(now,)] = console.sql("SELECT max(world_time) FROM events WHERE tenant_id = %s AND world_id = %s",
+                           town.tenant_id, town.world_id)
+    save = f"save-{uuid.uuid4().hex[:6]}"
+    response = httpx.post(f"{console.url}/v1/worlds/{town.world_id}/fork", timeout=30,
+                          headers={"Authorization": f"Bearer {console.admin}"},
+                          json={"at": now.isoformat(), "new_world_id": save})
+    assert response.status_code == 201, response.text
+    owed = (f"WITH {owed_sql()} SELECT count(*) FROM owed JOIN events e USING (event_id)"
+            " WHERE e.world_id = %(w)s")
+
+    def owed_in_save() -> int:
+        with psycopg.connect(console.database_url) as conn:
+            row = conn.execute(owed, {"since": 0, "until": 2**62, "alive": 3600, "w": save}).fetchone()
+        return int(row[0]) if row else -1
+
+    # Every service has taken in what the save inherits (its WorldForked is owed until then).
+    assert await eventually(lambda: asyncio.to_thread(owed_in_save), lambda n: n == 0, timeout=120) == 0
+    # Each NPC's memories are what the save's history records (the source's up to the save).
+    memories = ("SELECT n.npc_id, count(*) FROM memories m JOIN memory_npcs n USING (npc_key)"
+                " WHERE n.tenant_id = %s AND n.world_id = %s GROUP BY 1 ORDER BY 1")
+    recorded = ("SELECT npc_id, count(*) FROM world_events(%s, %s) WHERE type = 'MemoryRecorded'"
+                " GROUP BY 1 ORDER BY 1")
+    assert console.sql(memories, town.tenant_id, save) == console.sql(recorded, town.tenant_id, save)
+    known = "SELECT npc_id FROM planning_npcs WHERE tenant_id = %s AND world_id = %s ORDER BY 1"
+    assert console.sql(known, town.tenant_id, save) == console.sql(known, town.tenant_id, town.world_id)
+    source = console.sql("SELECT count(*) FROM events WHERE world_id = %s", town.world_id)
+    slot = Town(town.pool, town.group, town.env, town.tenant_id, save)
+    await wait_for_step(slot, await slot.run(2))
+    acted = await eventually(
+        lambda: asyncio.to_thread(console.sql, "SELECT count(*) FROM events WHERE tenant_id = %s"
+                                  " AND world_id = %s AND type = 'ActionDecided'", town.tenant_id, save),
+        lambda rows: rows[0][0] > 0, timeout=60)
+    assert acted[0][0] > 0  # its NPCs plan and act in the save
+    assert console.sql("SELECT count(*) FROM events WHERE world_id = %s", town.world_id) == source
 
 
 async def test_a_fork_is_compared_with_its_source_world_event_by_event(
