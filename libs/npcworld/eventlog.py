@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from npcworld.eventstore.history import Part, read_in_parts_sync
+from npcworld.eventstore.history import read_in_parts_sync
 from npcworld.llm.prompts import render_recorded
 from npcworld.shredding import reveal_sync
 
@@ -242,17 +242,9 @@ def events_after(
                                {**params, **part, "limit": n}).fetchall()
 
     if tenant_id and world_id:  # a fork's inherited history first (npcworld.eventstore.history)
-        rows = read_in_parts_sync(conn, tenant_id, world_id, lambda p, n: read(*_part_source(p), n), limit,
+        rows = read_in_parts_sync(conn, tenant_id, world_id, lambda p, n: read(*p.named_source(), n), limit,
                                   newest_first=newest)
     else:
         rows = read(f"events WHERE true{_SOME_WORLDS}", {}, limit)
     found = logged(conn, rows)
     return found[::-1] if newest else found
-
-
-def _part_source(part: Part) -> tuple[str, dict[str, Any]]:
-    """A part of a world's history as ``events_after`` reads it (named placeholders)."""
-    if part.own:
-        return "events WHERE in_world(tenant_id, world_id, %(t)s, %(w)s)", {}
-    return ("inherited_part(%(t)s, %(w)s, %(a)s, %(u)s, %(ut)s) AS events WHERE true",
-            {"a": part.ancestor, "u": part.until_seq, "ut": part.until_time})

@@ -24,6 +24,7 @@ from npcworld.contracts import (
 )
 from npcworld.errors import ConflictError, NotFoundError
 from npcworld.eventlog import event as logged_event
+from npcworld.eventlog import events_after
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
 from npcworld.fork import fork_world, world_stream
 from npcworld.llm import OfflineLLM
@@ -201,6 +202,14 @@ async def test_an_inherited_event_is_found_by_the_id_it_has_in_the_fork(
         "doing 1",
     )
     assert found.causation_id == action.forked_from  # its cause is the original, as a copy's was
+    # The operators' event log (npcworld events tail, the console) pages through the same history.
+    with psycopg.connect(database_url) as conn:
+        oldest = events_after(conn, 0, tenant_id=tenant, world_id=f"{world}-why", limit=3)
+        newest = events_after(conn, 0, newest=True, tenant_id=tenant, world_id=f"{world}-why", limit=2)
+        actions = events_after(conn, 0, tenant_id=tenant, world_id=f"{world}-why", types=("ActionStarted",))
+    assert [e.event_id for e in oldest] == [e.event_id for e in fork[:3]]
+    assert [e.event_id for e in newest] == [e.event_id for e in fork[-2:]]
+    assert [e.payload["description"] for e in actions] == ["doing 1", "doing 2"]
 
 
 async def test_a_fork_waits_for_an_append_in_flight_on_its_source_and_inherits_it(

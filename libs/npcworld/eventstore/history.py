@@ -73,6 +73,15 @@ class Part:
             return OWN_WORLD, [self.tenant_id, self.world_id]
         return _INHERITED, [self.tenant_id, self.world_id, self.ancestor, self.until_seq, self.until_time]
 
+    def named_source(self) -> tuple[str, dict[str, Any]]:
+        """``source`` with named placeholders: ``%(t)s`` and ``%(w)s`` take tenant and world (the caller's),
+        the returned parameters the rest."""
+        if self.ancestor is None:
+            return "events WHERE in_world(tenant_id, world_id, %(t)s, %(w)s)", {}
+        return ("inherited_part(%(t)s, %(w)s, %(ancestor)s, %(until_seq)s, %(until_time)s) AS events"
+                " WHERE true", {"ancestor": self.ancestor, "until_seq": self.until_seq,
+                                "until_time": self.until_time})
+
 
 async def history_parts(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> list[Part]:
     """The world's parts in sequence order: each ancestor's, the oldest first, then its own."""
