@@ -9,7 +9,7 @@ from typing import Any, TypeVar, cast
 
 from psycopg import AsyncConnection, errors
 
-from npcworld.contracts import Envelope, EventPayload, WorldForked
+from npcworld.contracts import ClockChanged, Envelope, EventPayload, WorldForked
 from npcworld.contracts.players import PlayerForgotten
 from npcworld.errors import ConflictError, NotFoundError
 from npcworld.eventstore import EventFilter, EventStore, UnitOfWork
@@ -39,9 +39,10 @@ async def fork_world(
     source with ``world_time <= at`` (and what the source inherits up to then), without copying any.
 
     Writes the fork's lineage (migration 0132) and a ``WorldForked`` event naming the source, the fork point
-    and the last sequence number inherited, followed by a ``PlayerForgotten`` for each forgotten player who
-    talked in the inherited history (the source may have been told after ``at``). Constant work whatever the
-    history's length; runs in the caller's transaction.
+    and the last sequence number inherited, followed by a ``ClockChanged`` pausing the clock when the fork
+    inherits a running one (a save does not move until it is loaded: resuming its clock is), and a
+    ``PlayerForgotten`` for each forgotten player who talked in the inherited history (the source may have
+    been told after ``at``). Constant work whatever the history's length; runs in the caller's transaction.
 
     Readers see the inherited events as a copy would have been: under the fork's world id, in the fork's
     streams, with ids of their own and ``forked_from`` naming the original. Each service folds them into its
@@ -80,11 +81,22 @@ async def fork_world(
                     inherited_until_seq=until_seq),
         tenant_id=tenant_id, world_id=new_world_id, world_time=at,
     )
+    clock = await _clock_at_fork(conn, tenant_id, new_world_id)
+    paused = [uow.new_event(clock.model_copy(update={"paused": True}), tenant_id=tenant_id,
+                            world_id=new_world_id, world_time=at)] if clock and not clock.paused else []
     forgotten = [uow.new_event(PlayerForgotten(player_id=p), tenant_id=tenant_id, world_id=new_world_id,
                                world_time=at)
                  for p in await players_forgotten_in(conn, tenant_id, new_world_id)]
-    await uow.append(world_stream(new_world_id), [forked, *forgotten], expected_version=None)
+    await uow.append(world_stream(new_world_id), [forked, *paused, *forgotten], expected_version=None)
     return until_seq
+
+
+async def _clock_at_fork(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> ClockChanged | None:
+    """The clock settings the fork inherits (the last ClockChanged of its history), if any."""
+    cur = await conn.execute("SELECT payload FROM world_events(%s, %s) AS events WHERE type = 'ClockChanged'"
+                             " ORDER BY seq DESC LIMIT 1", (tenant_id, world_id))
+    row = await cur.fetchone()
+    return ClockChanged.model_validate(row[0]) if row else None
 
 
 # The source's last sequence number, once it is known to have been created by ``at`` and not deleted.

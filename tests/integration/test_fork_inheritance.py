@@ -12,6 +12,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from npcworld.contracts import (
     ActionStarted,
+    ClockChanged,
     DayPlanned,
     Envelope,
     EventPayload,
@@ -333,3 +334,16 @@ async def test_a_forks_npcs_are_known_to_the_services_that_keep_working_state(
     assert {"hollow:bakery", "hollow:mill"} <= set(state.places.paths)
     assert state.plan is None  # it plans its day afresh at the fork's next tick
     assert profile == ("Ada",)
+
+
+async def test_a_fork_of_a_running_clock_starts_paused_at_the_same_pace(pool: AsyncConnectionPool) -> None:
+    tenant, world = await _world(pool)
+    running = ClockChanged(paused=False, speed=None, step_seconds=10.0, focus=("hollow:bakery",))
+    await _append(pool, f"clock-ops-{world}", _new(running, tenant, world, 1, None))
+    await _fork(pool, tenant, world, 2, f"{world}-saved")
+    own = [e for e in await _history(pool, tenant, f"{world}-saved") if e.forked_from is None]
+    assert [e.type for e in own] == ["WorldForked", "ClockChanged"]
+    assert own[1].payload == running.model_copy(update={"paused": True})  # a save moves once loaded
+    await _fork(pool, tenant, world, 0.5, f"{world}-before")  # the clock was never set running by then
+    assert [e.type for e in await _history(pool, tenant, f"{world}-before") if e.forked_from is None] == [
+        "WorldForked"]
