@@ -34,7 +34,7 @@ from npcworld.contracts import (
 from npcworld.contracts.players import PlayerForgotten
 from npcworld.embeddings import EmbeddingSpace, check_space
 from npcworld.errors import PermanentError
-from npcworld.eventstore import EventFilter, EventStore
+from npcworld.fork import inherited_events
 from npcworld.projection import Applier, Appliers, Projection, applier, claim
 from npcworld.shredding import FORGOTTEN
 from npcworld.stepping import steps
@@ -281,16 +281,11 @@ async def fold_fork_copies(
     meets the WorldForked again, folds them again to the same rows."""
     if forked.payload.inherited_until_seq is not None:
         return 0  # a fork that inherits its history (Projection.inherited folds it)
-    store, after, done = EventStore(), 0, 0
-    where = EventFilter(tenant_id=forked.tenant_id, world_id=forked.world_id, types=tuple(appliers))
-    while batch := await store.read_all(conn, after, _BATCH, where):
-        copies = [s.envelope for s in batch if s.envelope.forked_from is not None]
-        for copy in copies:
-            await appliers[copy.type](copy, conn)
-        await claim(conn, consumer, copies)
-        done += len(copies)
-        after = batch[-1].seq
-    return done
+    copies = await inherited_events(conn, forked, tuple(appliers))
+    for copy in copies:
+        await appliers[copy.type](copy, conn)
+    await claim(conn, consumer, copies)
+    return len(copies)
 
 
 async def apply_held_accesses(conn: Conn, deps: MemoryDeps, event: Envelope) -> None:

@@ -17,8 +17,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import AsyncConnection
 
-__all__ = ["OWN_WORLD", "Part", "history_parts", "history_parts_sync", "newest_sql", "read_in_parts",
-           "read_in_parts_sync"]
+__all__ = ["OWN_WORLD", "Part", "newest_sql", "read_in_parts", "read_in_parts_sync"]
 
 T = TypeVar("T")
 
@@ -83,17 +82,10 @@ class Part:
                                 "until_time": self.until_time})
 
 
-async def history_parts(conn: AsyncConnection[Any], tenant_id: str, world_id: str) -> list[Part]:
-    """The world's parts in sequence order: each ancestor's, the oldest first, then its own."""
-    cur = await conn.execute(_LINEAGE, (tenant_id, world_id))
-    inherited = [Part(tenant_id, world_id, a, int(s), t) for a, s, t in await cur.fetchall()]
-    return [*inherited, Part(tenant_id, world_id)]
-
-
-def history_parts_sync(conn: psycopg.Connection[Any], tenant_id: str, world_id: str) -> list[Part]:
-    """``history_parts`` on a blocking connection."""
-    rows = conn.execute(_LINEAGE, (tenant_id, world_id)).fetchall()
-    return [*(Part(tenant_id, world_id, a, int(s), t) for a, s, t in rows), Part(tenant_id, world_id)]
+def _parts(tenant_id: str, world_id: str, lineage: list[tuple[Any, ...]], newest_first: bool) -> list[Part]:
+    """The world's parts in sequence order (each ancestor's, the oldest first, then its own), or reversed."""
+    parts = [*(Part(tenant_id, world_id, a, int(s), t) for a, s, t in lineage), Part(tenant_id, world_id)]
+    return parts[::-1] if newest_first else parts
 
 
 def read_in_parts_sync(
@@ -101,9 +93,9 @@ def read_in_parts_sync(
     limit: int, *, newest_first: bool = False,
 ) -> list[T]:
     """``read_in_parts`` on a blocking connection."""
-    parts = history_parts_sync(conn, tenant_id, world_id)
+    lineage = conn.execute(_LINEAGE, (tenant_id, world_id)).fetchall()
     out: list[T] = []
-    for part in reversed(parts) if newest_first else parts:
+    for part in _parts(tenant_id, world_id, lineage, newest_first):
         if len(out) >= limit:
             break
         out += read(part, limit - len(out))
@@ -122,9 +114,9 @@ async def read_in_parts(
     """Up to ``limit`` rows of the world's history in sequence order (or, ``newest_first``, in reverse):
     ``read(part, n)`` reads at most ``n`` rows of one part in that order, and parts are read until
     ``limit`` rows are found."""
-    parts = await history_parts(conn, tenant_id, world_id)
+    lineage = await (await conn.execute(_LINEAGE, (tenant_id, world_id))).fetchall()
     out: list[T] = []
-    for part in reversed(parts) if newest_first else parts:
+    for part in _parts(tenant_id, world_id, lineage, newest_first):
         if len(out) >= limit:
             break
         out += await read(part, limit - len(out))
