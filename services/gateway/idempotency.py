@@ -2,13 +2,15 @@
 
 Runs as ASGI middleware before routing, keyed per tenant (found from the bearer key). A request that
 fails on our side (5xx or an exception) or is refused before running (401, 403, 429) releases its key,
-so the client's retry runs again.
+so the client's retry runs again. The answer is stored before it is sent: a client that retries the moment
+it has the answer is replayed that answer, never told the request is still in progress.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -16,6 +18,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from services.gateway.repository import IdempotencyStore, KeyRepository
 
 __all__ = ["IdempotencyMiddleware"]
+
+logger = logging.getLogger(__name__)
 
 _KEPT_HEADERS = ("content-type", "location")
 # Refused before the request ran (no key, no scope, over the rate limit): a retry may run it.
@@ -77,6 +81,20 @@ class IdempotencyMiddleware:
                 )
             return
         captured: dict[str, Any] = {"status": 500, "headers": {}, "body": b""}
+        held: list[Message] = []  # the answer, sent once it is stored
+        settled = False
+
+        async def settle() -> None:
+            nonlocal settled
+            settled = True
+            async with app.state.pool.connection() as conn:
+                store = IdempotencyStore(conn)
+                if captured["status"] < 500 and captured["status"] not in _NOT_RUN:
+                    await store.complete(
+                        tenant, key, captured["status"], captured["headers"], captured["body"]
+                    )
+                else:
+                    await store.release(tenant, key)
 
         async def capture(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -86,21 +104,28 @@ class IdempotencyMiddleware:
                     for k, v in message["headers"]
                     if k.decode("latin-1").lower() in _KEPT_HEADERS
                 }
-            elif message["type"] == "http.response.body":
+                held.append(message)
+                return
+            if message["type"] == "http.response.body" and not settled:
                 captured["body"] += message.get("body", b"")
+                held.append(message)
+                if message.get("more_body", False):
+                    return
+                try:
+                    await settle()
+                except Exception as exc:  # the request ran: its answer goes out even when it is not stored
+                    logger.warning("storing the answer for an Idempotency-Key failed: %r", exc)
+                for part in held:
+                    await send(part)
+                return
             await send(message)
 
         try:
             await self.app(scope, replay, capture)
         finally:
-            async with app.state.pool.connection() as conn:
-                store = IdempotencyStore(conn)
-                if captured["status"] < 500 and captured["status"] not in _NOT_RUN:
-                    await store.complete(
-                        tenant, key, captured["status"], captured["headers"], captured["body"]
-                    )
-                else:
-                    await store.release(tenant, key)
+            if not settled:  # no complete answer: the request failed on our side, so a retry runs again
+                captured["status"] = 500
+                await settle()
 
     async def _tenant(self, scope: Scope, authorization: bytes) -> str | None:
         scheme, _, secret = authorization.decode("latin-1").partition(" ")
