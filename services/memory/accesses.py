@@ -4,7 +4,10 @@ turns each NPC's noted accesses into one ``MemoriesAccessed`` and folds it at on
 A stepped world's accesses become events when its step completes (``on_step_released``), so every
 retrieval of a step ranks by the recency the earlier steps left, whatever order the services retrieved in
 (the same seed gives the same simulation). Other worlds' are turned into events about once a second
-(``flush_accesses_forever``); until then a retrieval sees the last accesses as of the previous flush, a
+(``flush_accesses_forever``), and so are those of retrievals made for player traffic in a stepped world
+(``npcworld.lanes``: a chat, a posted perception and what they cause arrive when players act, so they never
+held a step's outcome to a seed; held for the step, they made every step under steady traffic wait for the
+whole pipeline twice); until then a retrieval sees the last accesses as of the previous flush, a
 second of world time at most, which recency (decaying per game hour) does not notice. A replay folds the
 events, so a rebuilt ``memory_access`` equals the live one.
 """
@@ -63,11 +66,13 @@ def accessed_events(
 
 
 async def flush_accesses(
-    uow: UnitOfWork, deps: MemoryDeps, tenant: str, world: str, *, until: datetime | None = None
+    uow: UnitOfWork, deps: MemoryDeps, tenant: str, world: str, *, until: datetime | None = None,
+    unheld_only: bool = False,
 ) -> list[Envelope[MemoriesAccessed]]:
-    """Turn the world's noted accesses (with ``until``: those at or before that world time) into one
-    MemoriesAccessed per NPC, appended and folded in the caller's transaction; returns the events."""
-    noted = await deps.repository.take_accesses(uow.conn, tenant, world, until=until)
+    """Turn the world's noted accesses (with ``until``: those at or before that world time; with
+    ``unheld_only``: only those no step waits for) into one MemoriesAccessed per NPC, appended and folded in
+    the caller's transaction; returns the events."""
+    noted = await deps.repository.take_accesses(uow.conn, tenant, world, until=until, unheld_only=unheld_only)
     players = await deps.repository.causes_by_players(uow.conn, list({n.cause for n in noted if n.cause}))
     events: list[Envelope[MemoriesAccessed]] = []
     for npc_id, payload in accessed_events(noted, players).items():
@@ -84,16 +89,18 @@ async def flush_accesses(
 async def flush_accesses_forever(
     pool: AsyncConnectionPool, deps: MemoryDeps, stop: asyncio.Event, *, every: float = FLUSH_SECONDS
 ) -> None:
-    """Until ``stop``: every ``every`` seconds, turn the noted accesses of worlds that do not step into
-    events (one short transaction per world). A lost database is waited out."""
+    """Until ``stop``: every ``every`` seconds, turn the noted accesses of worlds that do not step, and of
+    player traffic in worlds that do, into events (one short transaction per world). A lost database is
+    waited out."""
     while not stop.is_set():
         try:
             async with pool.connection() as conn:
                 async with conn.transaction():  # its own: each world's flush below is a transaction too
                     worlds = await deps.repository.worlds_with_accesses(conn)
-                for tenant, world in worlds:
+                for tenant, world, stepped in worlds:
                     async with conn.transaction():
-                        await flush_accesses(UnitOfWork(conn, EventStore()), deps, tenant, world)
+                        await flush_accesses(UnitOfWork(conn, EventStore()), deps, tenant, world,
+                                             unheld_only=stepped)
         except (*DEPENDENCY_ERRORS, *TRANSIENT_ERRORS) as exc:
             logger.warning("memory: turning noted accesses into events failed, retrying: %r", exc)
         except Exception:  # a bug must not end the flushing for good: say it, and try again later

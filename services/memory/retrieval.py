@@ -18,6 +18,7 @@ import numpy.typing as npt
 from npcworld.cause import Cause
 from npcworld.embeddings import EmbeddingSpace, check_space
 from npcworld.errors import NotFoundError, ValidationError
+from npcworld.lanes import is_player_traffic
 from services.memory.deps import MemoryDeps
 from services.memory.domain import (
     Memory,
@@ -104,7 +105,8 @@ async def retrieve(
         return []
     ids = [s.memory_id for s in scored]
     memories = await deps.repository.get_many(conn, stream, ids)
-    await deps.repository.note_accesses(conn, npc, query, ids, now, cause.event_id if cause else None)
+    await deps.repository.note_accesses(conn, npc, query, ids, now, cause.event_id if cause else None,
+                                        held=not is_player_traffic())
     return [RetrievedMemory(memories[s.memory_id], s) for s in scored]
 
 

@@ -7,6 +7,7 @@ import socket
 import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -17,6 +18,7 @@ from npcworld.contracts import MemoriesAccessed, NpcCreated, ObservationMade, St
 from npcworld.embeddings import LocalMiniLMEmbedder
 from npcworld.errors import NotFoundError, TransientError, ValidationError
 from npcworld.eventstore import EventStore, UnitOfWork
+from npcworld.lanes import handling_lane
 from npcworld.memory_client import RetrievalRequest
 from npcworld.memory_client.http import HttpMemoryReader
 from npcworld.outbox import OutboxRelay
@@ -132,6 +134,32 @@ async def test_a_stepped_worlds_accesses_are_one_event_at_the_steps_end_and_a_re
     [accessed] = await eventually(lambda: _accesses(pool, npc), lambda a: len(a) == 1, timeout=30)
     made = {r.cause: r.memory_ids for r in accessed.retrievals}
     assert made[handled] == tuple(r.memory_id for r in first) and set(made) == {handled, None}
+
+
+async def test_player_traffic_retrievals_in_a_stepped_world_hold_no_step_and_become_an_event_within_seconds(
+    pool: AsyncConnectionPool, service: HttpMemoryReader
+) -> None:
+    """A chat or a posted perception retrieves in the lane of its traffic: the stepped clock appends no
+    StepCompleted for it (nothing is held for the step), and its accesses are an event within seconds."""
+    npc = await _populate(pool, service)
+    async with pool.connection() as conn:
+        await MemoryRepository().set_stepped(conn, npc.tenant_id, npc.world_id, True)
+    chat, step = uuid.uuid4(), uuid.uuid4()
+    with handling(chat, chat), handling_lane("interactive"):
+        talked = await service.retrieve(_request(npc, "the party"))
+    [accessed] = await eventually(lambda: _accesses(pool, npc), lambda a: len(a) == 1, timeout=15)
+    assert {r.cause: r.memory_ids for r in accessed.retrievals} == {chat: tuple(r.memory_id for r in talked)}
+    async with pool.connection() as conn:
+        assert await _held(conn, npc) == 0
+        with handling(step, step), handling_lane("world"):
+            await service.retrieve(_request(npc, "Klaus"))
+        assert await _held(conn, npc) == 1  # the world's own retrieval waits for the step's end
+
+
+async def _held(conn: Any, npc: NpcRef) -> int:
+    row = await (await conn.execute("SELECT count(*) FROM held_work WHERE tenant_id = %s AND world_id = %s"
+                                    " AND until = 'step'", (npc.tenant_id, npc.world_id))).fetchone()
+    return int(row[0])
 
 
 async def test_concurrent_retrievals_for_one_npc_all_answer_while_it_keeps_recording(
