@@ -25,7 +25,7 @@ from npcworld.contracts import MemoryKind
 from npcworld.db import open_pool
 from npcworld.embeddings import EmbeddingSpaceMismatchError
 from npcworld.errors import NotFoundError, TransientError, ValidationError
-from npcworld.lanes import LANE_HEADER
+from npcworld.lanes import LANE_HEADER, handling_lane
 from npcworld.memory_client import MemoryPage, MemoryView, RetrievalRequest, RetrievedView
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
 from npcworld.service_auth import internal_app
@@ -70,24 +70,8 @@ def _routes(app: FastAPI) -> None:
     async def retrieve_memories(body: RetrievalRequest, request: Request) -> list[RetrievedView]:
         deps: MemoryDeps = request.app.state.deps
         await deps.world_first.turn(request.headers.get(LANE_HEADER))
-        w = body.weights
-        weights = RetrievalWeights(w.recency, w.importance, w.relevance) if w else RetrievalWeights()
-        npc = NpcRef(body.tenant_id, body.world_id, body.npc_id)
-        # Embedded before a connection is taken: requests waiting for the model hold none.
-        vector = (await deps.embedder.embed([body.query]))[0] if body.query.strip() else None
-        for attempt in range(1, _RETRIEVE_ATTEMPTS + 1):
-            try:
-                async with request.app.state.pool.connection() as conn, conn.transaction():
-                    found = await retrieve(conn, deps, npc, body.query,
-                                           k=body.k, now=body.now, weights=weights, vector=vector,
-                                           cause=parse_header(request.headers.get(CAUSE_HEADER)))
-                return [_retrieved(r) for r in found]
-            except TRANSIENT_ERRORS as exc:
-                # A retrieval may deadlock with the consumer on the NPC's rows: that settles on retry.
-                if attempt == _RETRIEVE_ATTEMPTS:
-                    raise TransientError(f"retrieval for {npc.npc_id!r} kept conflicting: {exc}") from exc
-                await _RETRY.sleep(attempt)
-        raise AssertionError("unreachable")
+        with handling_lane(request.headers.get(LANE_HEADER)):  # the lane of the event the caller handles
+            return await _retrieve(request, deps, body)
 
     @app.get("/internal/v1/recent", response_model=list[MemoryView])
     async def recent(
@@ -110,6 +94,28 @@ def _routes(app: FastAPI) -> None:
         npc = NpcRef(tenant_id, world_id, npc_id)
         return await _page(request, npc, limit=limit, kinds=kind or [], since=since, until=until,
                            after=_decode_cursor(cursor) if cursor else None)
+
+
+async def _retrieve(request: Request, deps: MemoryDeps, body: RetrievalRequest) -> list[RetrievedView]:
+    w = body.weights
+    weights = RetrievalWeights(w.recency, w.importance, w.relevance) if w else RetrievalWeights()
+    npc = NpcRef(body.tenant_id, body.world_id, body.npc_id)
+    # Embedded before a connection is taken: requests waiting for the model hold none. For ingest traffic
+    # the model runs on a lowered thread (npcworld.yielding).
+    vector = (await deps.embedder.embed([body.query]))[0] if body.query.strip() else None
+    for attempt in range(1, _RETRIEVE_ATTEMPTS + 1):
+        try:
+            async with request.app.state.pool.connection() as conn, conn.transaction():
+                found = await retrieve(conn, deps, npc, body.query,
+                                       k=body.k, now=body.now, weights=weights, vector=vector,
+                                       cause=parse_header(request.headers.get(CAUSE_HEADER)))
+            return [_retrieved(r) for r in found]
+        except TRANSIENT_ERRORS as exc:
+            # A retrieval may deadlock with the consumer on the NPC's rows: that settles on retry.
+            if attempt == _RETRIEVE_ATTEMPTS:
+                raise TransientError(f"retrieval for {npc.npc_id!r} kept conflicting: {exc}") from exc
+            await _RETRY.sleep(attempt)
+    raise AssertionError("unreachable")
 
 
 async def _page(request: Request, npc: NpcRef, *, limit: int, **filters: Any) -> MemoryPage:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
 
 from npcworld.contracts import (
@@ -83,8 +84,27 @@ async def prefetch_embeddings(
     return len(texts)
 
 
+# The deps of the batch being handled (its prefetched ratings and embeddings): a batch of ingest is handled
+# beside the world's (each in a task of its own), so each batch's caches are its own.
+_BATCH_DEPS: ContextVar[MemoryDeps | None] = ContextVar("memory_batch_deps", default=None)
+
+
 class MemoryConsumerLoop(ConsumerLoop[MemoryDeps]):
-    """The one consumer loop; a poll's embeddings are computed in one call before its events are handled."""
+    """The one consumer loop; a poll's embeddings are computed in one call before its events are handled.
+
+    Ingest (perceptions studios post) is handled beside the world's events: its model work runs on lowered
+    threads (``npcworld.yielding``), and a step's events must not wait here for it to get the CPU."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, beside=("ingest",), **kwargs)
+
+    @property
+    def deps(self) -> MemoryDeps:
+        return _BATCH_DEPS.get() or self._base_deps
+
+    @deps.setter
+    def deps(self, value: MemoryDeps) -> None:
+        self._base_deps = value
 
     async def _process_batch(self, records: Sequence[Any], dead: Any) -> None:
         events = []
@@ -93,7 +113,9 @@ class MemoryConsumerLoop(ConsumerLoop[MemoryDeps]):
                 events.append(decode_envelope(record.value or b""))
             except PermanentError:
                 continue  # the loop dead-letters it
-        base = self.deps
+        base = self._base_deps
+        batch = prefetching(base)  # caches of this batch's own
+        token = _BATCH_DEPS.set(batch)
         try:
             try:
                 # A route that gathers does its own slow calls (a step's release rates its held writes):
@@ -103,16 +125,15 @@ class MemoryConsumerLoop(ConsumerLoop[MemoryDeps]):
                 if base.rate_before_transaction and written:
                     # Ratings and embeddings, found by a dry run, made with no transaction open; the poll's
                     # transaction then only writes (DESIGN.md "Two phases per handler").
-                    self.deps = prefetching(base)
-                    await gather_slow_calls(written, self.deps, self.pool, self.routes)
+                    await gather_slow_calls(written, batch, self.pool, self.routes)
                 else:
-                    await prefetch_embeddings(written, base, await self._names(written))
+                    await prefetch_embeddings(written, batch, await self._names(written))
             except Exception:  # only an optimisation: the handlers embed on the spot and meet the error there
                 logger.warning("preparing %d events' slow calls failed", len(events), exc_info=True)
             await super()._process_batch(list(records), dead)
         finally:
-            clear_prefetched(self.deps)
-            self.deps = base
+            clear_prefetched(batch)
+            _BATCH_DEPS.reset(token)
 
     async def _names(self, events: list[Envelope]) -> dict[tuple[str, str, str], str]:
         """The stream names (or ids) of the NPCs whose texts quote their name."""

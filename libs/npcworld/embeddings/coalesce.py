@@ -6,7 +6,8 @@ the calls contend for the same cores. Here small calls (a query or two) run one 
 event loop; those that arrive meanwhile wait and go together in the next run. Nothing waits for a batch to
 fill: an idle service embeds a lone call at once. Large calls (a poll's or a step's texts, batched already)
 run on their own, so a query never queues behind them. Vectors do not depend on the batch (padding is
-masked), so results are unchanged.
+masked), so results are unchanged. A run made only for ingest traffic runs on a lowered thread
+(``npcworld.yielding``); one that serves any other caller runs on an ordinary one.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from npcworld.lanes import current_lane
+from npcworld.yielding import run_blocking
+
 __all__ = ["Coalescer"]
 
 Vectors = npt.NDArray[np.float32]
@@ -26,7 +30,7 @@ Vectors = npt.NDArray[np.float32]
 
 @dataclass
 class _Queue:
-    waiting: list[tuple[list[str], asyncio.Future[Vectors]]] = field(default_factory=list)
+    waiting: list[tuple[list[str], asyncio.Future[Vectors], str | None]] = field(default_factory=list)
     running: bool = False
     task: asyncio.Task[None] | None = None  # held so the running drain is not garbage-collected
 
@@ -46,11 +50,11 @@ class Coalescer:
 
     async def embed(self, texts: list[str]) -> Vectors:
         if len(texts) > self._small:
-            return await asyncio.to_thread(self._embed_sync, texts)
+            return await run_blocking(self._embed_sync, texts)
         loop = asyncio.get_running_loop()
         queue = self._queues.setdefault(loop, _Queue())
         future: asyncio.Future[Vectors] = loop.create_future()
-        queue.waiting.append((texts, future))
+        queue.waiting.append((texts, future, current_lane()))
         if not queue.running:
             queue.running = True
             queue.task = loop.create_task(self._drain(queue))
@@ -60,19 +64,21 @@ class Coalescer:
         try:
             while queue.waiting:
                 batch: list[tuple[list[str], asyncio.Future[Vectors]]] = []
+                lanes: set[str | None] = set()
                 count = 0
                 while queue.waiting and (not batch or count + len(queue.waiting[0][0]) <= self._max_texts):
-                    texts, future = queue.waiting.pop(0)
+                    texts, future, lane = queue.waiting.pop(0)
                     batch.append((texts, future))
+                    lanes.add(lane)
                     count += len(texts)
-                await self._run(batch)
+                await self._run(batch, "ingest" if lanes == {"ingest"} else "world")
         finally:
             queue.running = False
 
-    async def _run(self, batch: list[tuple[list[str], asyncio.Future[Vectors]]]) -> None:
+    async def _run(self, batch: list[tuple[list[str], asyncio.Future[Vectors]]], lane: str) -> None:
         texts = [t for texts, _ in batch for t in texts]
         try:
-            vectors = await asyncio.to_thread(self._embed_sync, texts)
+            vectors = await run_blocking(self._embed_sync, texts, lane=lane)
         except Exception as exc:  # every caller of this run gets the error it would have met alone
             for _, future in batch:
                 if not future.done():

@@ -3,7 +3,6 @@ provider, the offline provider or a recording, enforces budgets, records every c
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -26,6 +25,7 @@ from npcworld.llm.structured import response_format
 from npcworld.llm.types import OFFLINE_MODEL, ChatParams, LLMResult, Outcome
 from npcworld.slow_calls import slow_call
 from npcworld.telemetry import instruments, tracer
+from npcworld.yielding import run_blocking
 
 __all__ = ["LLMClient"]
 
@@ -160,7 +160,7 @@ class LLMClient:
         started = self._clock()
         # In a worker thread: offline importance may run the embedding model, and the caller's event loop
         # (a service's API among others) must not wait on it.
-        value = await asyncio.to_thread(self._offline.answer, call.template, call.inputs)
+        value = await run_blocking(self._offline.answer, call.template, call.inputs)
         spent = attempts or Attempts()
         record = call_record(
             call,
