@@ -6,8 +6,8 @@ the calls contend for the same cores. Here small calls (a query or two) run one 
 event loop; those that arrive meanwhile wait and go together in the next run. Nothing waits for a batch to
 fill: an idle service embeds a lone call at once. Large calls (a poll's or a step's texts, batched already)
 run on their own, so a query never queues behind them. Vectors do not depend on the batch (padding is
-masked), so results are unchanged. A run made only for ingest traffic runs on a lowered thread
-(``npcworld.yielding``); one that serves any other caller runs on an ordinary one.
+masked), so results are unchanged. Calls made for ingest traffic share runs of their own, on a lowered
+thread (``npcworld.yielding``): another lane's query never waits for a run that yields the CPU.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npcworld.lanes import current_lane
-from npcworld.yielding import run_blocking
+from npcworld.yielding import run_blocking, yields
 
 __all__ = ["Coalescer"]
 
@@ -30,7 +30,8 @@ Vectors = npt.NDArray[np.float32]
 
 @dataclass
 class _Queue:
-    waiting: list[tuple[list[str], asyncio.Future[Vectors], str | None]] = field(default_factory=list)
+    lane: str  # the lane the runs are made for ("ingest": lowered)
+    waiting: list[tuple[list[str], asyncio.Future[Vectors]]] = field(default_factory=list)
     running: bool = False
     task: asyncio.Task[None] | None = None  # held so the running drain is not garbage-collected
 
@@ -44,7 +45,7 @@ class Coalescer:
         self._embed_sync = embed_sync
         self._max_texts = max_texts
         self._small = small
-        self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Queue] = (
+        self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[bool, _Queue]] = (
             weakref.WeakKeyDictionary()
         )
 
@@ -52,9 +53,11 @@ class Coalescer:
         if len(texts) > self._small:
             return await run_blocking(self._embed_sync, texts)
         loop = asyncio.get_running_loop()
-        queue = self._queues.setdefault(loop, _Queue())
+        lowered = yields(current_lane())
+        queues = self._queues.setdefault(loop, {})
+        queue = queues.setdefault(lowered, _Queue("ingest" if lowered else "world"))
         future: asyncio.Future[Vectors] = loop.create_future()
-        queue.waiting.append((texts, future, current_lane()))
+        queue.waiting.append((texts, future))
         if not queue.running:
             queue.running = True
             queue.task = loop.create_task(self._drain(queue))
@@ -64,14 +67,12 @@ class Coalescer:
         try:
             while queue.waiting:
                 batch: list[tuple[list[str], asyncio.Future[Vectors]]] = []
-                lanes: set[str | None] = set()
                 count = 0
                 while queue.waiting and (not batch or count + len(queue.waiting[0][0]) <= self._max_texts):
-                    texts, future, lane = queue.waiting.pop(0)
+                    texts, future = queue.waiting.pop(0)
                     batch.append((texts, future))
-                    lanes.add(lane)
                     count += len(texts)
-                await self._run(batch, "ingest" if lanes == {"ingest"} else "world")
+                await self._run(batch, queue.lane)
         finally:
             queue.running = False
 
