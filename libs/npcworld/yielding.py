@@ -7,6 +7,8 @@ model's inference) made while an ingest event is handled, or for an internal req
 therefore run on worker threads of a lower scheduling priority (``INGEST_NICE``, default 10 above the
 process's; 0 runs them like the rest). Nothing of ingest is lost or skipped: on a machine with spare CPU
 these threads run at once; on a saturated one they get what the world's steps and the players' chats leave.
+Work a consumer transaction waits for never yields: an open writer holds the outbox relay, and so every
+world's next event, until it ends (``npcworld.slow_calls``).
 
 Only the thread's nice value changes (Linux keeps one per thread; raising it needs no privilege). Elsewhere
 the calls run on the ordinary threads.
@@ -26,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from npcworld.lanes import current_lane
+from npcworld.slow_calls import current_transaction
 
 __all__ = ["INGEST_THREADS", "ingest_nice", "run_blocking", "yields"]
 
@@ -70,8 +73,8 @@ def _lowered() -> ThreadPoolExecutor:
 
 async def run_blocking(func: Callable[..., T], *args: object, lane: str | None = None) -> T:
     """``asyncio.to_thread(func, *args)``, on a lowered thread when the work is for ingest (``lane``, or the
-    lane of the event being handled)."""
-    if not yields(lane if lane is not None else current_lane()):
+    lane of the event being handled) and no consumer transaction waits for it."""
+    if current_transaction() is not None or not yields(lane if lane is not None else current_lane()):
         return await asyncio.to_thread(func, *args)
     context = contextvars.copy_context()
     call = functools.partial(context.run, func, *args)

@@ -23,6 +23,7 @@ from npcworld.contracts import (
 )
 from npcworld.embeddings import PrefetchingEmbedder
 from npcworld.errors import PermanentError
+from npcworld.lanes import is_player_traffic
 from npcworld.messaging import ConsumerLoop
 from services.memory.deps import MemoryDeps
 from services.memory.domain import chat_memories, split_seed
@@ -150,7 +151,10 @@ class MemoryConsumerLoop(ConsumerLoop[MemoryDeps]):
             return {(r[0], r[1], r[2]): r[3] for r in await cur.fetchall()}
 
     async def _written_now(self, events: list[Envelope]) -> list[Envelope]:
-        """The events whose texts are embedded in this poll: stepped worlds hold theirs for the step's end."""
+        """The events whose texts are embedded in this poll: stepped worlds hold theirs for the step's end,
+        except player traffic's, which is written at once (``services.memory.holding``)."""
+        if is_player_traffic():
+            return events
         worlds = sorted({(e.tenant_id, e.world_id) for e in events if e.type in EMBED_TEXTS})
         async with self.pool.connection() as conn:
             stepped = await self.deps.repository.stepped_worlds(conn, worlds)

@@ -307,6 +307,54 @@ async def test_the_consumer_makes_a_steps_model_calls_with_no_transaction_open(
     assert writers.seen and set(writers.seen) == {0}, "\n".join(writers.spanning)
 
 
+async def test_player_traffic_in_a_stepped_world_is_rated_and_embedded_with_no_transaction_open(
+    pool: AsyncConnectionPool, database_url: str, broker: BrokerForTests
+) -> None:
+    """Regression: perceptions a studio posts in a stepped world are written at once (not held for the step),
+    yet the consumer left them out of the calls it makes before its transaction, as if they were held: each
+    was rated and embedded inside it, and under client load those transactions held the relay, and with it
+    the world's next step, back for seconds. (Two phases, as the service runs with every provider.)"""
+    writers = _WritersSeen(pool)
+    deps = MemoryDeps(embedder=PrefetchingEmbedder(_WatchedEmbedder(writers)), rater=_WatchedRater(writers),
+                      rate_before_transaction=True)
+    refs, _ = await _stepped_world(pool, MemoryDeps(embedder=HashingEmbedder(16),
+                                                    rater=FakeImportanceRater()), npcs=2, per_npc=0)
+    name = f"memory-{uuid.uuid4().hex[:8]}"
+    async with pool.connection() as conn:  # only the posted perceptions are this consumer's to handle
+        await conn.execute(
+            "INSERT INTO processed_events (consumer, event_id) SELECT %s, event_id FROM events", (name,)
+        )
+    posted = [await _store(pool, envelope(ObservationMade(description=f"{r.npc_id} sees lantern {j} held up"
+                                                                      " by a player", source="studio"),
+                                          r, T0 + timedelta(seconds=j)))
+              for j in range(3) for r in refs]
+
+    async def remember(conn: AsyncConnection[Any]) -> None:
+        writers.consumer_pids.append(conn.info.backend_pid)
+
+    consumer_pool = AsyncConnectionPool(database_url, min_size=1, max_size=4, configure=remember, open=False)
+    await consumer_pool.open(wait=True)
+    stop = asyncio.Event()
+    loop = MemoryConsumerLoop(name, ROUTES, deps, pool=consumer_pool, bootstrap=broker.bootstrap)
+    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
+             asyncio.create_task(loop.run(stop))]
+    try:
+        async def handled() -> int:
+            async with pool.connection() as conn:
+                row = await (await conn.execute(
+                    "SELECT count(*) FROM processed_events WHERE consumer = %s AND event_id = ANY(%s)",
+                    (name, [e.event_id for e in posted]))).fetchone()
+            return int(row[0]) if row else 0
+
+        await eventually(handled, lambda n: n == len(posted), timeout=60)
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+        await consumer_pool.close()
+    assert len(await _recorded(pool, refs)) == len(posted)  # written at once: nothing held for the step
+    assert writers.seen and set(writers.seen) == {0}, "\n".join(writers.spanning)
+
+
 @pytest.mark.parametrize("remote", [True, False], ids=["remote-rater", "local-rater"])
 async def test_a_real_time_polls_ratings_are_made_with_no_transaction_open_when_they_call_a_remote_model(
     pool: AsyncConnectionPool, database_url: str, broker: BrokerForTests, remote: bool

@@ -13,6 +13,7 @@ import pytest
 
 from npcworld.embeddings.coalesce import Coalescer
 from npcworld.lanes import handling_lane
+from npcworld.slow_calls import in_transaction
 from npcworld.yielding import run_blocking
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
@@ -31,6 +32,11 @@ async def test_ingest_work_runs_on_a_lowered_thread_and_the_world_s_does_not() -
     chat = await run_blocking(_nice, lane="interactive")
     assert ingest == min(19, process + 10)
     assert world == chat == process
+
+
+async def test_work_a_consumer_transaction_waits_for_is_never_lowered() -> None:
+    with handling_lane("ingest"), in_transaction("memory"):
+        assert await run_blocking(_nice) == os.getpriority(os.PRIO_PROCESS, 0)
 
 
 async def test_nice_zero_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
