@@ -24,7 +24,10 @@ async def build_deps(ctx: ServiceContext) -> DialogueDeps:
 
 
 def main() -> None:
-    run_service(CONSUMER, Settings(), ROUTES, deps_factory=build_deps)
+    # Players' chats are handled beside the world's events: a step's tick then never waits here for the
+    # chats in progress (their replies wait on retrievals and the model), which under steady chat traffic
+    # was the longest wait of a quiet step.
+    run_service(CONSUMER, Settings(), ROUTES, deps_factory=build_deps, beside=("interactive",))
 
 
 if __name__ == "__main__":
