@@ -2,8 +2,8 @@
 
 The consumer loop adds each poll here and takes its next batch from the best lane that has records:
 interactive first, then the world's, then ingest; while both chats and the world's events wait, they take
-turns, and the chats' batch is a small chunk, so a steady stream of chats delays a step's hop by at most one
-chunk instead of stopping the clock. A lane's records keep their store order (a cause before its
+turns, and a chats' batch is always a small chunk, so a steady stream of chats delays a step's hop by at most
+one chunk instead of stopping the clock. A lane's records keep their store order (a cause before its
 reactions: both are in the same lane); records of different lanes may be handled out of partition order,
 which is harmless because each chain stays in its lane and ``processed_events`` makes redelivery a no-op.
 Ingest is taken in small chunks, so the world's next step waits at most one chunk for the consumer.
@@ -84,15 +84,12 @@ class LaneQueue(Generic[R]):
         """Whether records ahead of ingest (a chat's, the world's) wait."""
         return self._urgent > 0
 
-    def take(
-        self, limit: int, *, ingest: bool = True, skip: frozenset[int] = frozenset(),
-        world_active: bool = False,
-    ) -> list[R]:
+    def take(self, limit: int, *, ingest: bool = True, skip: frozenset[int] = frozenset()) -> list[R]:
         """Up to ``limit`` records of the best lane waiting (not taken before), in store order; for ingest,
         only as many as hold ``ingest_chunk`` records that ``counts``, and none unless ``ingest``; none of
-        the lanes ranked in ``skip`` (one handled beside). Chats go in such chunks too while the world's
-        events wait or the world is ``world_active`` (its next event, arriving while a batch runs, then
-        waits for one chunk, not for every chat that was waiting). They stay taken until ``done``."""
+        the lanes ranked in ``skip`` (one handled beside). Chats go in such chunks too: a step's next event,
+        which may arrive while a batch runs, then waits for one chunk, not for every chat that was waiting
+        (a burst of 78 once held a step 15 s). They stay taken until ``done``."""
         by_lane: dict[int, dict[TopicPartition, list[R]]] = {}
         for tp, records in self._waiting.items():
             for record in records:
@@ -108,8 +105,8 @@ class LaneQueue(Generic[R]):
         if best == LANES.index("ingest") and not ingest:
             return []
         records = in_store_order(by_lane[best])[:limit]
-        # Ingest always, and chats while the world's events wait behind them or may come, go in small chunks.
-        if best == LANES.index("ingest") or (best < world and (world in by_lane or world_active)):
+        # Chats and ingest go in small chunks.
+        if best != world:
             records = self._chunk(records, self.ingest_chunk)
         self._taken.update((TopicPartition(r.topic, r.partition), r.offset) for r in records)
         return records
@@ -160,14 +157,11 @@ class IngestPacer:
             raise ValueError(f"ingest share must be in (0, 1], got {share}")
         self.share, self.active_seconds, self.clock = share, active_seconds, clock
         self._world_at = -math.inf
-        self._world_lane_at = -math.inf
         self._resume_at = -math.inf
 
     def handled(self, lane: str | None, seconds: float) -> None:
         """A batch of ``lane`` took ``seconds``."""
         now = self.clock()
-        if rank(lane) == LANES.index("world"):
-            self._world_lane_at = now
         if rank(lane) < LANES.index("ingest"):
             self._world_at = now
         elif now - self._world_at <= self.active_seconds:
@@ -176,10 +170,6 @@ class IngestPacer:
     def wait(self) -> float:
         """Seconds until ingest may be taken again (0: now)."""
         return max(0.0, self._resume_at - self.clock())
-
-    def world_active(self) -> bool:
-        """Whether the world's own events (a step's cascade) were handled here lately: more may come."""
-        return self.clock() - self._world_lane_at <= self.active_seconds
 
 
 def _is_urgent(record: KafkaRecord) -> bool:

@@ -253,8 +253,7 @@ class ConsumerLoop(Generic[D]):
                 paused = self._flow(consumer, len(queue), paused)
                 self._report_lag(consumer)
                 busy = frozenset({aside.lane}) if aside is not None else frozenset()
-                records = queue.take(self.max_records, ingest=pacer.wait() == 0, skip=busy,
-                                     world_active=pacer.world_active())
+                records = queue.take(self.max_records, ingest=pacer.wait() == 0, skip=busy)
                 lane = lane_of(records[0]) if records else None  # a batch is of one lane
                 self._tell((bool(records) and rank(lane) < rank("ingest")) or queue.urgent())
                 if not records:

@@ -180,32 +180,19 @@ def test_while_chats_keep_coming_the_world_takes_every_other_batch() -> None:
     assert lane_of(queue.take(1)[0]) == "interactive"  # the world has nothing left: chats go on
 
 
-def test_while_the_world_waits_a_chats_batch_is_a_small_chunk() -> None:
+def test_a_chats_batch_is_a_small_chunk_so_a_steps_next_event_waits_for_few() -> None:
+    """Also when nothing else waits yet: a step's next event may arrive while the batch is handled."""
     chats = [record(P1, i, seq=i, lane="interactive") for i in range(20)]
     queue: LaneQueue[Record] = LaneQueue(ingest_chunk=8)
     queue.add({P1: chats})
-    assert len(queue.take(500)) == 20  # nothing else waits: the whole poll
+    assert len(queue.take(500)) == 8
     queue = LaneQueue(ingest_chunk=8)
     queue.add({P1: chats, P0: [record(P0, 0, seq=100, lane="world")]})
     assert len(queue.take(500)) == 8
-
-
-def test_while_the_world_steps_chats_come_in_chunks_even_before_its_next_event_arrives() -> None:
-    """A step's next event that arrives while a chats' batch is handled waits for that batch: while the world
-    is active, the batch is one chunk, not every chat that was waiting."""
-    clock = Clock()
-    pacer = IngestPacer(0.5, active_seconds=2.0, clock=clock)
-    chats = [record(P1, i, seq=i, lane="interactive") for i in range(20)]
-    queue: LaneQueue[Record] = LaneQueue(ingest_chunk=8)
-    queue.add({P1: chats})
-    pacer.handled("interactive", 0.1)  # chats alone do not make the world active
-    assert len(queue.take(500, world_active=pacer.world_active())) == 20
+    world = [record(P0, i, seq=200 + i, lane="world") for i in range(20)]
     queue = LaneQueue(ingest_chunk=8)
-    queue.add({P1: chats})
-    pacer.handled("world", 0.01)
-    assert len(queue.take(500, world_active=pacer.world_active())) == 8
-    clock.now += 2.5  # the world went quiet
-    assert not pacer.world_active()
+    queue.add({P0: world})
+    assert len(queue.take(500)) == 20  # the world's events: the whole poll
 
 
 def test_while_chats_are_handled_beside_the_world_the_world_is_taken_and_no_second_chat_batch() -> None:
