@@ -190,6 +190,8 @@ async def on_player_spoke(
     out: list[Envelope] = [uow.new_event(replied)]
     if said.mode == "chat":
         out.append(uow.new_event(await after_chat(uow.conn, deps, event, reply)))
+    # Players' lines come into the same stream (the gateway queues for it too): wait in line, do not race.
+    await uow.queue_for(event.tenant_id, f"chat-{event.world_id}-{npc}")
     await uow.append(f"chat-{event.world_id}-{npc}", out)
 
 

@@ -93,11 +93,12 @@ _BATCH_DEPS: ContextVar[MemoryDeps | None] = ContextVar("memory_batch_deps", def
 class MemoryConsumerLoop(ConsumerLoop[MemoryDeps]):
     """The one consumer loop; a poll's embeddings are computed in one call before its events are handled.
 
-    Ingest (perceptions studios post) is handled beside the world's events: its model work runs on lowered
-    threads (``npcworld.yielding``), and a step's events must not wait here for it to get the CPU."""
+    Player traffic is handled beside the world's events, one batch at a time: ingest (perceptions studios
+    post), whose model work runs on lowered threads (``npcworld.yielding``), and chats, whose memories no
+    reply waits for (dialogue answers from what it retrieved). A step's events never wait here for either."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, beside=("ingest",), **kwargs)
+        super().__init__(*args, beside=("ingest", "interactive"), **kwargs)
 
     @property
     def deps(self) -> MemoryDeps:

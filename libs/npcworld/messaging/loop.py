@@ -252,7 +252,7 @@ class ConsumerLoop(Generic[D]):
                 queue.keep_only(consumer.assignment())
                 paused = self._flow(consumer, len(queue), paused)
                 self._report_lag(consumer)
-                busy = frozenset({aside.lane}) if aside is not None else frozenset()
+                busy = self.beside if aside is not None else frozenset()  # one batch beside at a time
                 records = queue.take(self.max_records, ingest=pacer.wait() == 0, skip=busy)
                 lane = lane_of(records[0]) if records else None  # a batch is of one lane
                 self._tell((bool(records) and rank(lane) < rank("ingest")) or queue.urgent())

@@ -10,21 +10,15 @@ from services.gateway.handlers import PROJECTION
 
 __all__ = ["append_at_end", "fold_appended"]
 
-# The two-key advisory lock space never meets the one-key locks of the relay, migrations and indexing.
-_STREAM_LOCK_CLASS = 0x4E5057  # "NPW"
-
-
 async def append_at_end(uow: UnitOfWork, stream_id: str, event: Envelope, tries: int = 3) -> None:
     """Append wherever the stream ends, in the caller's transaction (which should commit right after).
 
     Players chatting with one NPC, or a studio posting its perceptions, extend one stream at once. Racing
     for the next version made every loser retry, one winner per round: 12 concurrent chats to one NPC
     needed 12 rounds and some answered 409. A transaction lock on the stream's name queues them instead
-    (held until commit; a hash collision only queues two streams together). The retry stays for writers
-    that do not take the lock.
+    (``UnitOfWork.queue_for``, held until commit). The retry stays for writers that do not take the lock.
     """
-    await uow.conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
-                           (_STREAM_LOCK_CLASS, f"{event.tenant_id}/{stream_id}"))
+    await uow.queue_for(event.tenant_id, stream_id)
     for attempt in range(tries):
         try:
             await uow.append(stream_id, [event])
