@@ -85,8 +85,8 @@ async def prefetch_embeddings(
     return len(texts)
 
 
-# The deps of the batch being handled (its prefetched ratings and embeddings): a batch of ingest is handled
-# beside the world's (each in a task of its own), so each batch's caches are its own.
+# The deps of the batch being handled (its prefetched ratings and embeddings): a batch of player traffic is
+# handled beside the world's (each in a task of its own), so each batch's caches are its own.
 _BATCH_DEPS: ContextVar[MemoryDeps | None] = ContextVar("memory_batch_deps", default=None)
 
 

@@ -10,6 +10,7 @@ from services.gateway.handlers import PROJECTION
 
 __all__ = ["append_at_end", "fold_appended"]
 
+
 async def append_at_end(uow: UnitOfWork, stream_id: str, event: Envelope, tries: int = 3) -> None:
     """Append wherever the stream ends, in the caller's transaction (which should commit right after).
 
