@@ -58,6 +58,9 @@ SELECT coalesce(
 # world_id = %s, for the world's indexes are keyed by the digest (migration 0124). The placeholders take
 # tenant and world.
 WORLD_IS = "in_world(tenant_id, world_id, %s, %s)"
+# Queueing for a stream: the two-key advisory lock space never meets the one-key locks of the relay,
+# migrations and indexing.
+_STREAM_LOCK_CLASS = 0x4E5057  # "NPW"
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,14 @@ def _stored(row: dict[str, Any]) -> StoredEvent:
 
 class EventStore:
     """Stateless access to the ``events`` table; every method runs on the caller's connection."""
+
+    async def queue_for(self, conn: AsyncConnection[Any], tenant_id: str, stream_id: str) -> None:
+        """Wait until no other transaction that queued for this stream is open, and hold the place until
+        ``conn``'s transaction ends: writers that extend one stream at once then append one after another
+        instead of racing for its next version (every loser of a race retries its whole transaction). A hash
+        collision only queues two streams together."""
+        await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
+                           (_STREAM_LOCK_CLASS, f"{tenant_id}/{stream_id}"))
 
     async def append(
         self,

@@ -16,9 +16,6 @@ __all__ = ["UnitOfWork"]
 
 P = TypeVar("P", bound=EventPayload)
 
-# The two-key advisory lock space never meets the one-key locks of the relay, migrations and indexing.
-_STREAM_LOCK_CLASS = 0x4E5057  # "NPW"
-
 
 class UnitOfWork:
     """Wraps a connection that is inside a transaction; the caller commits or rolls back.
@@ -60,12 +57,8 @@ class UnitOfWork:
         )
 
     async def queue_for(self, tenant_id: str, stream_id: str) -> None:
-        """Wait until no other transaction that queued for this stream is open, and hold the place until this
-        one ends: writers that extend one stream at once then append one after another instead of racing for
-        its next version (every loser of a race retries its whole transaction). A hash collision only queues
-        two streams together."""
-        await self.conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
-                                (_STREAM_LOCK_CLASS, f"{tenant_id}/{stream_id}"))
+        """Queue for a stream in this unit's transaction (``EventStore.queue_for``)."""
+        await self.store.queue_for(self.conn, tenant_id, stream_id)
 
     async def append(
         self, stream_id: str, events: Sequence[Envelope], expected_version: int | None = None

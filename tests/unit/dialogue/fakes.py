@@ -23,6 +23,9 @@ class FakeEventStore:
     def __init__(self) -> None:
         self.events: list[tuple[str, Envelope]] = []
 
+    async def queue_for(self, conn: Any, tenant_id: str, stream_id: str) -> None:
+        """Nothing else writes here at once: no queue."""
+
     async def append(
         self, conn: Any, stream_id: str, events: Sequence[Envelope], expected_version: int | None = None
     ) -> list[int]:
