@@ -149,6 +149,37 @@ async def _publishable(pool: AsyncConnectionPool, world: str) -> int:
     return int(row[0]) if row else 0
 
 
+async def _consume_until_handled(
+    pool: AsyncConnectionPool, database_url: str, broker: BrokerForTests, deps: MemoryDeps,
+    writers: _WritersSeen, name: str, events: Sequence[Envelope],
+) -> None:
+    """Run the memory consumer ``name`` (on connections ``writers`` watches) and the relay until the consumer
+    has claimed every one of ``events``."""
+
+    async def remember(conn: AsyncConnection[Any]) -> None:
+        writers.consumer_pids.append(conn.info.backend_pid)
+
+    consumer_pool = AsyncConnectionPool(database_url, min_size=1, max_size=4, configure=remember, open=False)
+    await consumer_pool.open(wait=True)
+    stop = asyncio.Event()
+    loop = MemoryConsumerLoop(name, ROUTES, deps, pool=consumer_pool, bootstrap=broker.bootstrap)
+    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
+             asyncio.create_task(loop.run(stop))]
+    try:
+        async def handled() -> int:
+            async with pool.connection() as conn:
+                row = await (await conn.execute(
+                    "SELECT count(*) FROM processed_events WHERE consumer = %s AND event_id = ANY(%s)",
+                    (name, [e.event_id for e in events]))).fetchone()
+            return int(row[0]) if row else 0
+
+        await eventually(handled, lambda n: n == len(events), timeout=60)
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+        await consumer_pool.close()
+
+
 def _fixed_order(refs: list[NpcRef], per_npc: int) -> list[str]:
     return [f"{r.npc_id} sees lantern {j} by the well" for r in refs for j in range(per_npc)]
 
@@ -281,28 +312,7 @@ async def test_the_consumer_makes_a_steps_model_calls_with_no_transaction_open(
         await conn.execute("INSERT INTO processed_events (consumer, event_id) SELECT %s, event_id FROM events"
                            " WHERE event_id <> %s", (name, step.event_id))
 
-    async def remember(conn: AsyncConnection[Any]) -> None:
-        writers.consumer_pids.append(conn.info.backend_pid)
-
-    consumer_pool = AsyncConnectionPool(database_url, min_size=1, max_size=4, configure=remember, open=False)
-    await consumer_pool.open(wait=True)
-    stop = asyncio.Event()
-    loop = MemoryConsumerLoop(name, ROUTES, deps, pool=consumer_pool, bootstrap=broker.bootstrap)
-    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
-             asyncio.create_task(loop.run(stop))]
-    try:
-        async def claimed() -> bool:
-            async with pool.connection() as conn:
-                row = await (await conn.execute(
-                    "SELECT count(*) FROM processed_events WHERE consumer = %s AND event_id = %s",
-                    (name, step.event_id))).fetchone()
-            return bool(row and row[0])
-
-        await eventually(claimed, bool, timeout=60)
-    finally:
-        stop.set()
-        await asyncio.gather(*tasks)
-        await consumer_pool.close()
+    await _consume_until_handled(pool, database_url, broker, deps, writers, name, [step])
     assert [d for d, _ in await _recorded(pool, refs)] == _fixed_order(refs, 3)
     assert writers.seen and set(writers.seen) == {0}, "\n".join(writers.spanning)
 
@@ -329,28 +339,7 @@ async def test_player_traffic_in_a_stepped_world_is_rated_and_embedded_with_no_t
                                           r, T0 + timedelta(seconds=j)))
               for j in range(3) for r in refs]
 
-    async def remember(conn: AsyncConnection[Any]) -> None:
-        writers.consumer_pids.append(conn.info.backend_pid)
-
-    consumer_pool = AsyncConnectionPool(database_url, min_size=1, max_size=4, configure=remember, open=False)
-    await consumer_pool.open(wait=True)
-    stop = asyncio.Event()
-    loop = MemoryConsumerLoop(name, ROUTES, deps, pool=consumer_pool, bootstrap=broker.bootstrap)
-    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
-             asyncio.create_task(loop.run(stop))]
-    try:
-        async def handled() -> int:
-            async with pool.connection() as conn:
-                row = await (await conn.execute(
-                    "SELECT count(*) FROM processed_events WHERE consumer = %s AND event_id = ANY(%s)",
-                    (name, [e.event_id for e in posted]))).fetchone()
-            return int(row[0]) if row else 0
-
-        await eventually(handled, lambda n: n == len(posted), timeout=60)
-    finally:
-        stop.set()
-        await asyncio.gather(*tasks)
-        await consumer_pool.close()
+    await _consume_until_handled(pool, database_url, broker, deps, writers, name, posted)
     assert len(await _recorded(pool, refs)) == len(posted)  # written at once: nothing held for the step
     assert writers.seen and set(writers.seen) == {0}, "\n".join(writers.spanning)
 
@@ -381,28 +370,7 @@ async def test_a_real_time_polls_ratings_are_made_with_no_transaction_open_when_
     seen = [await _store(pool, envelope(o, ref, T0 + timedelta(seconds=j)))
             for j, o in enumerate(observations)]
 
-    async def remember(conn: AsyncConnection[Any]) -> None:
-        writers.consumer_pids.append(conn.info.backend_pid)
-
-    consumer_pool = AsyncConnectionPool(database_url, min_size=1, max_size=4, configure=remember, open=False)
-    await consumer_pool.open(wait=True)
-    stop = asyncio.Event()
-    loop = MemoryConsumerLoop(name, ROUTES, deps, pool=consumer_pool, bootstrap=broker.bootstrap)
-    tasks = [asyncio.create_task(OutboxRelay(pool, broker.bootstrap).run(stop)),
-             asyncio.create_task(loop.run(stop))]
-    try:
-        async def handled() -> int:
-            async with pool.connection() as conn:
-                row = await (await conn.execute(
-                    "SELECT count(*) FROM processed_events WHERE consumer = %s AND event_id = ANY(%s)",
-                    (name, [e.event_id for e in seen]))).fetchone()
-            return int(row[0]) if row else 0
-
-        await eventually(handled, lambda n: n == len(seen), timeout=60)
-    finally:
-        stop.set()
-        await asyncio.gather(*tasks)
-        await consumer_pool.close()
+    await _consume_until_handled(pool, database_url, broker, deps, writers, name, seen)
     assert len(await _recorded(pool, [ref])) == len(seen)
     assert writers.seen, "no model call was watched"
     if remote:
