@@ -191,8 +191,9 @@ async def on_player_spoke(
     if said.mode == "chat":
         out.append(uow.new_event(await after_chat(uow.conn, deps, event, reply)))
     # Players' lines come into the same stream (the gateway queues for it too): wait in line, do not race.
-    await uow.queue_for(event.tenant_id, f"chat-{event.world_id}-{npc}")
-    await uow.append(f"chat-{event.world_id}-{npc}", out)
+    stream = f"chat-{event.world_id}-{npc}"
+    await uow.queue_for(event.tenant_id, stream)
+    await uow.append(stream, out)
 
 
 async def on_inner_voice_given(event: Envelope[InnerVoiceGiven], uow: UnitOfWork, deps: DialogueDeps) -> None:

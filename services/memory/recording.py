@@ -111,8 +111,9 @@ async def record_memories(
     ]
     # The memory service writes one NPC's memories from batches handled side by side (the world's, player
     # traffic's beside it, a step's release): they queue for the stream instead of racing for its version.
-    await uow.queue_for(stream.npc.tenant_id, memory_stream_id(stream.npc))
-    await uow.append(memory_stream_id(stream.npc), events)
+    stream_id = memory_stream_id(stream.npc)
+    await uow.queue_for(stream.npc.tenant_id, stream_id)
+    await uow.append(stream_id, events)
     # Folded here, with the vectors at hand, so the next handler of this transaction reads these rows.
     await apply_recorded_new(uow.conn, deps, stream, events, vectors, space.model)
     await claim_own(uow.conn, deps, events)

@@ -55,7 +55,8 @@ class Coalescer:
         loop = asyncio.get_running_loop()
         lowered = yields(current_lane())
         queues = self._queues.setdefault(loop, {})
-        queue = queues.setdefault(lowered, _Queue("ingest" if lowered else "world"))
+        if (queue := queues.get(lowered)) is None:
+            queue = queues[lowered] = _Queue("ingest" if lowered else "world")
         future: asyncio.Future[Vectors] = loop.create_future()
         queue.waiting.append((texts, future))
         if not queue.running:
