@@ -27,6 +27,7 @@ from npcworld.errors import PermanentError
 from npcworld.eventstore import EventStore, UnitOfWork, claims
 from npcworld.lanes import LANES, Lane, WorldFirst, handling_lane, rank
 from npcworld.messaging.dead_letter import DeadLetterer
+from npcworld.messaging.doorbell import Doorbell, doorbell_enabled
 from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import make_consumer, make_producer, stop_consumer
 from npcworld.messaging.lanes import INGEST_SHARE, IngestPacer, LaneQueue, lane_of
@@ -133,6 +134,7 @@ class ConsumerLoop(Generic[D]):
         self.started = asyncio.Event()
         self._positions: dict[TopicPartition, int] = {}
         self._stop: asyncio.Event | None = None
+        self._doorbell: Doorbell | None = None
 
     async def run(self, stop: asyncio.Event) -> None:
         """Consume until ``stop`` is set; the last batch is finished, unless it is waiting to retry a
@@ -151,6 +153,9 @@ class ConsumerLoop(Generic[D]):
         heartbeat = Heartbeat(self.pool, self.name, types, seconds=self.heartbeat_seconds,
                               paces_steps=self.paces_steps)
         folding = asyncio.create_task(self._fold_claims(stop), name=f"{self.name}-claims")
+        self._doorbell = Doorbell(self.pool.conninfo, self.topics, self.name) if doorbell_enabled() else None
+        listening = (asyncio.create_task(self._doorbell.run(stop), name=f"{self.name}-doorbell")
+                     if self._doorbell is not None else None)
         try:
             await backoff.call(heartbeat.start, stop)
             if stop.is_set():
@@ -162,9 +167,11 @@ class ConsumerLoop(Generic[D]):
                     self.started.clear()
                     await backoff.failed(exc, stop)
         finally:
-            folding.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await folding
+            for task in (folding, listening):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             await heartbeat.stop()
             await producer.stop()
             logger.info("consumer %s stopped", self.name)
@@ -246,6 +253,8 @@ class ConsumerLoop(Generic[D]):
                 if aside is not None and aside.task.done():
                     await self._finish(commits, queue, pacer, aside.records, aside.started, aside.task)
                     aside = None
+                if aside is None and not paused and not len(queue):
+                    await self._quiet(consumer, stop, rotated)
                 batches = await consumer.getmany(timeout_ms=self._wait_ms(queue, pacer, aside),
                                                  max_records=self.max_records)
                 queue.add(batches)
@@ -297,6 +306,19 @@ class ConsumerLoop(Generic[D]):
         offsets = queue.done(records)
         self._tell(queue.urgent())
         await commits.send(offsets)
+
+    async def _quiet(self, consumer: AIOKafkaConsumer, stop: asyncio.Event, rotated: asyncio.Event) -> None:
+        """With nothing queued and every partition read to its end, stop fetching until the relay's doorbell
+        says there is more (``npcworld.messaging.doorbell``)."""
+        doorbell = self._doorbell
+        if doorbell is None or not await doorbell.caught_up(consumer):
+            return
+        assigned = consumer.assignment()
+        consumer.pause(*assigned)
+        try:
+            await doorbell.wait(assigned, stop, rotated)
+        finally:
+            consumer.resume(*consumer.paused())
 
     def _tell(self, urgent: bool) -> None:
         if self.world_first is not None:

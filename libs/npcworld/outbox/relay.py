@@ -16,6 +16,8 @@ from psycopg_pool import AsyncConnectionPool
 from npcworld.contracts import EVENT_TYPES, RELAY_MARKER
 from npcworld.errors import TransientError
 from npcworld.lanes import lane_of_root_sql
+from npcworld.messaging.doorbell import CHANNEL as DOORBELL
+from npcworld.messaging.doorbell import ring
 from npcworld.messaging.kafka import ensure_topics, make_producer
 from npcworld.messaging.reconnect import Backoff, is_outage
 from npcworld.shredding import SEALED_FIELDS, reveal
@@ -76,6 +78,7 @@ class OutboxRelay:
         self.probe_every = probe_every
         self._next_probe = 0.0
         self._lock_conn: AsyncConnection[Any] | None = None
+        self._probe: AIOKafkaConsumer | None = None
         self.oldest_unpublished_age = 0.0  # seconds; also the npcworld.outbox.oldest_unpublished_age gauge
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -117,6 +120,7 @@ class OutboxRelay:
                 await self._loop(producer, stop)
             finally:
                 self._lock_conn = None
+                await self._drop_probe()
                 await producer.stop()
                 await lock_conn.execute("SELECT pg_advisory_unlock(%s)", (_RELAY_LOCK,))
 
@@ -188,8 +192,9 @@ class OutboxRelay:
         async with self.pool.connection() as conn, conn.transaction():
             rows = await (await conn.execute(_PENDING, (self.batch_size,))).fetchall()
             if rows:
-                await _publish(producer, await _opened(conn, rows))
+                payload = await _publish(producer, await _opened(conn, rows))
                 await conn.execute("DELETE FROM outbox WHERE seq = ANY(%s)", ([r[0] for r in rows],))
+                await _ring(conn, payload)  # heard at commit
         return len(rows)
 
     async def republish(self, producer: AIOKafkaProducer, from_seq: int = 0) -> int:
@@ -200,9 +205,9 @@ class OutboxRelay:
                 async with self.pool.connection() as conn:
                     rows = await (await conn.execute(_HISTORY, (after, self.batch_size))).fetchall()
                     opened = await _opened(conn, [_routed(row) for row in rows])
-                if not rows:
-                    break
-                await _publish(producer, opened)
+                    if not rows:
+                        break
+                    await _ring(conn, await _publish(producer, opened))
                 count += len(rows)
                 after = rows[-1][0]
         logger.info("republished %d events from the event store (after seq %d)", count, from_seq)
@@ -221,15 +226,32 @@ class OutboxRelay:
             await conn.execute("UPDATE broker_generations SET ready_at = now() WHERE ready_at IS NULL")
 
     async def _broker_is_fresh(self) -> bool:
-        """Whether the broker has never seen this relay's marker (it is new, or restarted and so empty)."""
-        probe = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, client_id="npcworld-relay-probe",
-                                 request_timeout_ms=5000)
-        try:  # stopped even when the start fails (a broker that is away)
-            await probe.start()
-            ends = await probe.end_offsets([TopicPartition(RELAY_MARKER.name, 0)])
-            return all(offset <= 0 for offset in ends.values())
-        finally:
-            await probe.stop()
+        """Whether the broker has never seen this relay's marker (it is new, or restarted and so empty).
+
+        The probe's client is kept between the once-a-second probes (a new one each time cost the broker a
+        connection, a metadata round and a teardown every second); any failure drops it, and the next probe
+        starts another."""
+        if self._probe is None:
+            probe = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, client_id="npcworld-relay-probe",
+                                     request_timeout_ms=5000)
+            try:  # stopped even when the start fails (a broker that is away)
+                await probe.start()
+            except BaseException:
+                await probe.stop()
+                raise
+            self._probe = probe
+        try:
+            ends = await self._probe.end_offsets([TopicPartition(RELAY_MARKER.name, 0)])
+        except BaseException:
+            await self._drop_probe()
+            raise
+        return all(offset <= 0 for offset in ends.values())
+
+    async def _drop_probe(self) -> None:
+        probe, self._probe = self._probe, None
+        if probe is not None:
+            with contextlib.suppress(Exception):
+                await probe.stop()
 
 
 def _routed(row: Any) -> tuple[Any, ...]:
@@ -250,7 +272,9 @@ async def _opened(conn: AsyncConnection[Any], rows: list[Any]) -> list[Any]:
     return [(*row[:6], json.dumps(sealed[i]), *row[7:]) if i in sealed else row for i, row in enumerate(rows)]
 
 
-async def _publish(producer: AIOKafkaProducer, rows: list[Any]) -> None:
+async def _publish(producer: AIOKafkaProducer, rows: list[Any]) -> str:
+    """Send ``rows`` and wait for the broker's acknowledgements; returns the doorbell's ring for them
+    (``npcworld.messaging.doorbell``: to be NOTIFYed once they are in the broker)."""
     futures = []
     for seq, topic, key, event_type, event_id, trace, envelope_json, lane in rows:
         headers = [(k, str(v).encode()) for k, v in (trace or {}).items() if v]
@@ -259,8 +283,13 @@ async def _publish(producer: AIOKafkaProducer, rows: list[Any]) -> None:
         futures.append(await producer.send(
             topic, envelope_json.encode(), key=key.encode() if key else None, headers=headers
         ))
-    await asyncio.gather(*futures)
+    sent = await asyncio.gather(*futures)
     instruments().published.add(len(rows))
+    return ring(sent)
+
+
+async def _ring(conn: AsyncConnection[Any], payload: str) -> None:
+    await conn.execute("SELECT pg_notify(%s, %s)", (DOORBELL, payload))
 
 
 async def _try_lock(conn: AsyncConnection[Any]) -> bool:

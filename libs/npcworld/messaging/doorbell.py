@@ -1,0 +1,197 @@
+"""The relay's doorbell: a consumer that has read everything stops asking the broker and waits to be told.
+
+The embedded broker (Tansu) answers a fetch only when the fetch's wait (``KAFKA_FETCH_MAX_WAIT_MS``) ends,
+even when records arrive meanwhile, so a consumer waiting for records must keep asking: every consumer
+process fetched 50 times a second over every partition it reads, which cost the broker ~0.4 of a core on a
+town doing nothing, and each hop of an event waited for the fetch in flight to end.
+
+After each publish the relay NOTIFYs ``npcworld_published`` (in the transaction that deletes the published
+rows, so it is heard once they are in the broker) with where each partition it wrote to now ends (``ring``).
+A consumer loop whose queue is empty and whose position has reached every end it knows of (heard from the
+relay or reported by its last fetch) pauses its partitions, so its client sends no fetch at all, and resumes
+when a ring names one of its partitions, when the doorbell's connection is lost, or after ``RECHECK_S``
+whatever happens (records from a producer other than the relay, a notification missed). Resuming fetches at
+once, and the records are already there, so the hop no longer waits for a fetch in flight either.
+
+A doorbell that is not listening (not yet, or its connection lost) keeps its consumer fetching as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import Iterable
+from typing import Protocol
+
+import psycopg
+from aiokafka import TopicPartition
+
+from npcworld.messaging.reconnect import Backoff
+
+__all__ = ["CHANNEL", "RECHECK_S", "Doorbell", "doorbell_enabled", "heard", "ring"]
+
+logger = logging.getLogger(__name__)
+
+CHANNEL = "npcworld_published"
+# An idle consumer fetches once this often anyway.
+RECHECK_S = 1.0
+# How long the doorbell listens before its consumer may go quiet: long enough for fetches to have reported
+# the partitions' ends of whatever was published before it listened.
+_SETTLE_S = 0.5
+# A NOTIFY payload must stay under 8,000 bytes; a ring naming more than this many partitions (a republish of
+# everything) names none: every listener wakes and fetches.
+_MAX_PARTITIONS = 200
+
+
+def doorbell_enabled() -> bool:
+    """NPCWORLD_DOORBELL=0 keeps every consumer fetching all the time (as with no relay ringing)."""
+    return os.environ.get("NPCWORLD_DOORBELL", "1") != "0"
+
+
+class Published(Protocol):
+    """Where a record went (aiokafka's RecordMetadata)."""
+
+    topic: str
+    partition: int
+    offset: int
+
+
+def ring(published: Iterable[Published]) -> str:
+    """The payload telling listeners where each partition written to now ends (its last offset + 1)."""
+    ends: dict[str, dict[str, int]] = {}
+    for record in published:
+        partitions = ends.setdefault(record.topic, {})
+        key = str(record.partition)
+        partitions[key] = max(partitions.get(key, 0), record.offset + 1)
+    if sum(len(p) for p in ends.values()) > _MAX_PARTITIONS:
+        return json.dumps({topic: {} for topic in ends})
+    return json.dumps(ends, separators=(",", ":"))
+
+
+def heard(payload: str) -> tuple[dict[TopicPartition, int], set[str]]:
+    """A ring read back: the ends it names, and the topics it names without ends (every partition may have
+    more). A payload that is not a ring names nothing."""
+    try:
+        parsed = json.loads(payload)
+    except ValueError:
+        return {}, set()
+    if not isinstance(parsed, dict):
+        return {}, set()
+    ends: dict[TopicPartition, int] = {}
+    whole: set[str] = set()
+    for topic, partitions in parsed.items():
+        if not isinstance(partitions, dict) or not partitions:
+            whole.add(str(topic))
+            continue
+        for partition, end in partitions.items():
+            with contextlib.suppress(TypeError, ValueError):
+                ends[TopicPartition(str(topic), int(partition))] = int(end)
+    return ends, whole
+
+
+class Consumer(Protocol):
+    """What the doorbell asks of a Kafka consumer (aiokafka's AIOKafkaConsumer)."""
+
+    def assignment(self) -> set[TopicPartition]: ...
+    def highwater(self, partition: TopicPartition) -> int | None: ...
+    async def position(self, partition: TopicPartition) -> int: ...
+
+
+class Doorbell:
+    """Listens for the relay's rings about ``topics`` on its own connection (reconnected with backoff)."""
+
+    def __init__(self, database_url: str, topics: Iterable[str], name: str) -> None:
+        self.database_url = database_url
+        self.topics = frozenset(topics)
+        self.name = name
+        self._ends: dict[TopicPartition, int] = {}
+        self._listening_since: float | None = None
+        self._rung = asyncio.Event()
+        self._named: set[TopicPartition] = set()
+        self._whole: set[str] = set()
+
+    @property
+    def listening(self) -> bool:
+        """Whether rings are heard, and have been long enough for a quiet consumer to rely on them."""
+        since = self._listening_since
+        return since is not None and time.monotonic() - since >= _SETTLE_S
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Listen until ``stop`` is set; a lost connection wakes the waiting consumer and is opened again."""
+        backoff = Backoff(f"{self.name}'s doorbell (fetching as usual meanwhile)")
+        while not stop.is_set():
+            try:
+                async with await psycopg.AsyncConnection.connect(self.database_url, autocommit=True) as conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    self._listening_since = time.monotonic()
+                    backoff.succeeded()
+                    async for note in conn.notifies():
+                        self._hear(note.payload)
+            except psycopg.OperationalError as exc:
+                self._deaf()
+                await backoff.failed(exc, stop)
+            finally:
+                self._deaf()
+
+    def _deaf(self) -> None:
+        self._listening_since = None
+        self._rung.set()
+
+    def _hear(self, payload: str) -> None:
+        ends, whole = heard(payload)
+        named = {tp for tp in ends if tp.topic in self.topics}
+        whole &= self.topics
+        if not named and not whole:
+            return
+        for tp in named:
+            self._ends[tp] = max(self._ends.get(tp, 0), ends[tp])
+        self._named |= named
+        self._whole |= whole
+        self._rung.set()
+
+    async def caught_up(self, consumer: Consumer) -> bool:
+        """Whether ``consumer`` has read every assigned partition to the end known of it (rung or fetched).
+        False while the doorbell is not listening, or a partition has not had a fetch answered yet."""
+        self._named.clear()  # a ring heard from here on wakes the wait that may follow
+        self._whole.clear()
+        if not self.listening:
+            return False
+        assigned = consumer.assignment()
+        if not assigned:
+            return False
+        for tp in assigned:
+            fetched_end = consumer.highwater(tp)
+            if fetched_end is None:
+                return False
+            end = max(fetched_end, self._ends.get(tp, 0))
+            if end > 0 and await consumer.position(tp) < end:
+                return False
+        return True
+
+    async def wait(self, assigned: set[TopicPartition], *also: asyncio.Event, timeout: float = RECHECK_S) -> None:
+        """Return when a ring names one of the ``assigned`` partitions (or a whole topic of theirs), when the
+        doorbell stops listening, when one of ``also`` is set, or after ``timeout`` seconds."""
+        topics = {tp.topic for tp in assigned}
+        deadline = time.monotonic() + timeout
+        waits = [asyncio.ensure_future(event.wait()) for event in also]
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                if (self._named & assigned) or (self._whole & topics) or not self.listening:
+                    break
+                if any(w.done() for w in waits):
+                    break
+                self._named.clear()
+                self._whole.clear()
+                self._rung.clear()
+                rung = asyncio.ensure_future(self._rung.wait())
+                await asyncio.wait([rung, *waits], timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                rung.cancel()
+        finally:
+            for w in waits:
+                w.cancel()
+            self._named.clear()
+            self._whole.clear()

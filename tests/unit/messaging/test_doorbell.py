@@ -1,0 +1,140 @@
+"""The relay's doorbell: what a ring says, when a consumer counts as having read everything, and what wakes it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+import pytest
+from aiokafka import TopicPartition
+
+from npcworld.messaging import doorbell
+from npcworld.messaging.doorbell import Doorbell, heard, ring
+
+WORLD, MEMORY = "npcworld.world.v1", "npcworld.memory.v1"
+
+
+@dataclass
+class Sent:
+    topic: str
+    partition: int
+    offset: int
+
+
+class FakeConsumer:
+    def __init__(self, positions: dict[TopicPartition, int], highwaters: dict[TopicPartition, int | None]):
+        self.positions, self.highwaters = positions, highwaters
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self.positions)
+
+    def highwater(self, partition: TopicPartition) -> int | None:
+        return self.highwaters.get(partition)
+
+    async def position(self, partition: TopicPartition) -> int:
+        return self.positions[partition]
+
+
+def listening(bell: Doorbell) -> Doorbell:
+    bell._listening_since = time.monotonic() - 10  # as if it had listened for a while
+    return bell
+
+
+def test_a_ring_names_where_each_partition_written_to_now_ends() -> None:
+    payload = ring([Sent(WORLD, 0, 4), Sent(WORLD, 0, 9), Sent(MEMORY, 3, 0), Sent(WORLD, 2, 1)])
+    ends, whole = heard(payload)
+    assert ends == {TopicPartition(WORLD, 0): 10, TopicPartition(WORLD, 2): 2, TopicPartition(MEMORY, 3): 1}
+    assert whole == set()
+
+
+def test_a_ring_naming_too_many_partitions_names_whole_topics_and_fits_a_notification() -> None:
+    payload = ring([Sent(f"topic-{t}", p, 5) for t in range(5) for p in range(60)])
+    assert len(payload.encode()) < 8000
+    ends, whole = heard(payload)
+    assert ends == {} and whole == {f"topic-{t}" for t in range(5)}
+
+
+@pytest.mark.parametrize("payload", ["", "not json", "[1, 2]", '{"t": {"x": "y"}}'])
+def test_a_payload_that_is_not_a_ring_names_nothing(payload: str) -> None:
+    assert heard(payload) == ({}, set())
+
+
+async def test_a_consumer_at_every_end_it_knows_is_caught_up_and_one_behind_a_ring_is_not() -> None:
+    tp0, tp1 = TopicPartition(WORLD, 0), TopicPartition(WORLD, 1)
+    bell = listening(Doorbell("postgresql://unused", [WORLD], "test"))
+    consumer = FakeConsumer({tp0: 10, tp1: 0}, {tp0: 10, tp1: 0})
+    assert await bell.caught_up(consumer)
+    bell._hear(ring([Sent(WORLD, 0, 10)]))  # one more record in partition 0
+    assert not await bell.caught_up(consumer)
+    consumer.positions[tp0] = 11
+    assert await bell.caught_up(consumer)
+
+
+async def test_not_caught_up_before_every_partition_had_a_fetch_answered_or_while_not_listening() -> None:
+    tp0 = TopicPartition(WORLD, 0)
+    bell = Doorbell("postgresql://unused", [WORLD], "test")
+    consumer = FakeConsumer({tp0: 3}, {tp0: 3})
+    assert not await bell.caught_up(consumer)  # not listening: fetch as usual
+    listening(bell)
+    assert await bell.caught_up(consumer)
+    consumer.highwaters[tp0] = None
+    assert not await bell.caught_up(consumer)
+    consumer.highwaters[tp0] = 5  # the last fetch saw records a producer other than the relay sent
+    assert not await bell.caught_up(FakeConsumer({tp0: 3}, {tp0: 5}))
+
+
+async def test_the_wait_ends_on_a_ring_for_an_assigned_partition_and_not_for_another() -> None:
+    mine = TopicPartition(WORLD, 0)
+    bell = listening(Doorbell("postgresql://unused", [WORLD, MEMORY], "test"))
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.05, bell._hear, ring([Sent(WORLD, 1, 3)]))  # someone else's partition
+    loop.call_later(0.05, bell._hear, ring([Sent("npcworld.dialogue.v1", 0, 3)]))  # a topic not read here
+    loop.call_later(0.3, bell._hear, ring([Sent(WORLD, 0, 3)]))
+    start = time.monotonic()
+    await bell.wait({mine}, timeout=5)
+    assert 0.25 < time.monotonic() - start < 2
+
+
+async def test_a_ring_naming_a_whole_topic_wakes_every_reader_of_it() -> None:
+    bell = listening(Doorbell("postgresql://unused", [WORLD], "test"))
+    asyncio.get_running_loop().call_later(0.05, bell._hear, ring([Sent(WORLD, p, 1) for p in range(250)]))
+    start = time.monotonic()
+    await bell.wait({TopicPartition(WORLD, 3)}, timeout=5)
+    assert time.monotonic() - start < 1
+
+
+async def test_the_wait_ends_on_stop_on_a_lost_connection_and_after_its_timeout() -> None:
+    tp = TopicPartition(WORLD, 0)
+    bell = listening(Doorbell("postgresql://unused", [WORLD], "test"))
+    stop = asyncio.Event()
+    asyncio.get_running_loop().call_later(0.05, stop.set)
+    start = time.monotonic()
+    await bell.wait({tp}, stop, timeout=5)
+    assert time.monotonic() - start < 1
+
+    asyncio.get_running_loop().call_later(0.05, bell._deaf)
+    start = time.monotonic()
+    await bell.wait({tp}, timeout=5)
+    assert time.monotonic() - start < 1
+
+    listening(bell)
+    start = time.monotonic()
+    await bell.wait({tp}, timeout=0.2)
+    assert 0.15 < time.monotonic() - start < 1
+
+
+async def test_a_ring_heard_while_checking_wakes_the_wait_that_follows() -> None:
+    tp = TopicPartition(WORLD, 0)
+    bell = listening(Doorbell("postgresql://unused", [WORLD], "test"))
+    assert await bell.caught_up(FakeConsumer({tp: 1}, {tp: 1}))
+    bell._hear(ring([Sent(WORLD, 0, 1)]))  # between the check and the wait
+    start = time.monotonic()
+    await bell.wait({tp}, timeout=5)
+    assert time.monotonic() - start < 0.5
+
+
+def test_the_doorbell_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert doorbell.doorbell_enabled()
+    monkeypatch.setenv("NPCWORLD_DOORBELL", "0")
+    assert not doorbell.doorbell_enabled()
