@@ -172,7 +172,9 @@ class Doorbell:
                 return False
         return True
 
-    async def wait(self, assigned: set[TopicPartition], *also: asyncio.Event, timeout: float = RECHECK_S) -> None:
+    async def wait(
+        self, assigned: set[TopicPartition], *also: asyncio.Event, timeout: float = RECHECK_S
+    ) -> None:
         """Return when a ring names one of the ``assigned`` partitions (or a whole topic of theirs), when the
         doorbell stops listening, when one of ``also`` is set, or after ``timeout`` seconds."""
         topics = {tp.topic for tp in assigned}

@@ -1,4 +1,4 @@
-"""The relay's doorbell: what a ring says, when a consumer counts as having read everything, and what wakes it."""
+"""The relay's doorbell: what a ring says, when a consumer has read everything, and what wakes it."""
 
 from __future__ import annotations
 
