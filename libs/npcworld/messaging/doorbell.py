@@ -7,10 +7,11 @@ town doing nothing, and each hop of an event waited for the fetch in flight to e
 
 After each publish the relay NOTIFYs ``npcworld_published`` (in the transaction that deletes the published
 rows, so it is heard once they are in the broker) with where each partition it wrote to now ends (``ring``).
-A consumer loop whose queue is empty and whose position has reached every end it knows of (heard from the
-relay or reported by its last fetch) pauses its partitions, so its client sends no fetch at all, and resumes
-when a ring names one of its partitions, when the doorbell's connection is lost, or after ``RECHECK_S``
-whatever happens (records from a producer other than the relay, a notification missed). Resuming fetches at
+A consumer loop pauses each partition it has read to the end it knows of (heard from the relay or reported
+by its last fetch), also while it still works through what it fetched, so its client fetches only what has
+more; it resumes a partition when a ring names more of it, when the doorbell's connection is lost, or for a
+moment every ``RECHECK_S`` whatever happens (records from a producer other than the relay, a notification
+missed). With every partition resting and nothing queued, the loop sleeps until a ring. Resuming fetches at
 once, and the records are already there, so the hop no longer waits for a fetch in flight either.
 
 A doorbell that is not listening (not yet, or its connection lost) keeps its consumer fetching as before.
@@ -37,8 +38,9 @@ __all__ = ["CHANNEL", "RECHECK_S", "Doorbell", "doorbell_enabled", "heard", "rin
 logger = logging.getLogger(__name__)
 
 CHANNEL = "npcworld_published"
-# An idle consumer fetches once this often anyway.
+# A resting partition is fetched once this often anyway, for a moment (a fetch's wait and its answer).
 RECHECK_S = 1.0
+_RECHECK_AWAKE_S = 0.06
 # How long the doorbell listens before its consumer may go quiet: long enough for fetches to have reported
 # the partitions' ends of whatever was published before it listened.
 _SETTLE_S = 0.5
@@ -97,6 +99,9 @@ class Consumer(Protocol):
     """What the doorbell asks of a Kafka consumer (aiokafka's AIOKafkaConsumer)."""
 
     def assignment(self) -> set[TopicPartition]: ...
+    def paused(self) -> set[TopicPartition]: ...
+    def pause(self, *partitions: TopicPartition) -> None: ...
+    def resume(self, *partitions: TopicPartition) -> None: ...
     def highwater(self, partition: TopicPartition) -> int | None: ...
     async def position(self, partition: TopicPartition) -> int: ...
 
@@ -113,6 +118,8 @@ class Doorbell:
         self._rung = asyncio.Event()
         self._named: set[TopicPartition] = set()
         self._whole: set[str] = set()
+        self._resting: dict[TopicPartition, float] = {}  # paused partitions, since when
+        self._awake_until: dict[TopicPartition, float] = {}  # rechecked: fetching until then
 
     @property
     def listening(self) -> bool:
@@ -153,24 +160,39 @@ class Doorbell:
         self._whole |= whole
         self._rung.set()
 
-    async def caught_up(self, consumer: Consumer) -> bool:
-        """Whether ``consumer`` has read every assigned partition to the end known of it (rung or fetched).
-        False while the doorbell is not listening, or a partition has not had a fetch answered yet."""
-        self._named.clear()  # a ring heard from here on wakes the wait that may follow
-        self._whole.clear()
-        if not self.listening:
-            return False
+    async def settle(self, consumer: Consumer, *, hold: bool = False) -> bool:
+        """Pause the partitions that need no fetch and resume the others; whether every assigned partition
+        rests (the consumer may then ``wait``). ``hold``: pause them all (the loop's queue is too long).
+
+        A partition rests while this doorbell listens and the consumer's position has reached the end known
+        of it (rung, or reported by its last fetch); a ring naming more resumes it, and so does a recheck,
+        once every ``RECHECK_S``, which keeps it fetching for a moment. Nothing rests while not listening."""
+        whole = self._whole  # rung without ends (a republish): its partitions fetch again for a moment
+        self._named, self._whole = set(), set()  # a ring heard from here on wakes the wait that may follow
         assigned = consumer.assignment()
-        if not assigned:
+        now = time.monotonic()
+        want: set[TopicPartition] = set(assigned) if hold else set()
+        if not hold and self.listening:
+            for tp in assigned:
+                since = self._resting.get(tp)
+                if tp.topic in whole or (since is not None and now - since >= RECHECK_S):
+                    self._awake_until[tp] = now + _RECHECK_AWAKE_S
+                elif now >= self._awake_until.get(tp, 0.0) and await self._at_end(consumer, tp):
+                    want.add(tp)
+        self._resting = {} if hold else {tp: self._resting.get(tp, now) for tp in want}
+        paused = consumer.paused()
+        if want - paused:
+            consumer.pause(*(want - paused))
+        if paused - want:
+            consumer.resume(*(paused - want))
+        return not hold and bool(assigned) and want == assigned
+
+    async def _at_end(self, consumer: Consumer, tp: TopicPartition) -> bool:
+        fetched_end = consumer.highwater(tp)
+        if fetched_end is None:  # no fetch answered for it yet
             return False
-        for tp in assigned:
-            fetched_end = consumer.highwater(tp)
-            if fetched_end is None:
-                return False
-            end = max(fetched_end, self._ends.get(tp, 0))
-            if end > 0 and await consumer.position(tp) < end:
-                return False
-        return True
+        end = max(fetched_end, self._ends.get(tp, 0))
+        return end <= 0 or await consumer.position(tp) >= end
 
     async def wait(
         self, assigned: set[TopicPartition], *also: asyncio.Event, timeout: float = RECHECK_S

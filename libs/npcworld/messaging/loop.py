@@ -50,6 +50,8 @@ logger = logging.getLogger(__name__)
 # while fetching is paused, the world's events wait in the broker behind player traffic (the queue is what
 # lets them overtake it), so this only bounds memory under sustained overload (~20,000 records, tens of MB).
 _WAITING_POLLS = 40
+# How long a poll waits right after a quiet consumer resumed fetching.
+_WOKEN_WAIT_MS = 60
 # Inherited events a consumer folds in one transaction ahead of a fork's WorldForked.
 _FORK_CHUNK = 2000
 
@@ -135,6 +137,7 @@ class ConsumerLoop(Generic[D]):
         self._positions: dict[TopicPartition, int] = {}
         self._stop: asyncio.Event | None = None
         self._doorbell: Doorbell | None = None
+        self.quiet = False  # paused, waiting for the relay's doorbell
 
     async def run(self, stop: asyncio.Event) -> None:
         """Consume until ``stop`` is set; the last batch is finished, unless it is waiting to retry a
@@ -253,13 +256,17 @@ class ConsumerLoop(Generic[D]):
                 if aside is not None and aside.task.done():
                     await self._finish(commits, queue, pacer, aside.records, aside.started, aside.task)
                     aside = None
-                if aside is None and not paused and not len(queue):
-                    await self._quiet(consumer, stop, rotated)
-                batches = await consumer.getmany(timeout_ms=self._wait_ms(queue, pacer, aside),
-                                                 max_records=self.max_records)
+                resting = await self._settle(consumer, paused)
+                idle = resting and aside is None and not len(queue)
+                woke = idle and await self._quiet(consumer, stop, rotated)
+                if woke:
+                    await self._settle(consumer, paused)  # resume what the ring named
+                # Just woken: one fetch's answer is enough to tell (a ring's records are there already).
+                wait_ms = _WOKEN_WAIT_MS if woke else self._wait_ms(queue, pacer, aside)
+                batches = await consumer.getmany(timeout_ms=wait_ms, max_records=self.max_records)
                 queue.add(batches)
                 queue.keep_only(consumer.assignment())
-                paused = self._flow(consumer, len(queue), paused)
+                paused = self._flow(len(queue), paused)
                 self._report_lag(consumer)
                 busy = self.beside if aside is not None else frozenset()  # one batch beside at a time
                 records = queue.take(self.max_records, ingest=pacer.wait() == 0, skip=busy)
@@ -307,18 +314,29 @@ class ConsumerLoop(Generic[D]):
         self._tell(queue.urgent())
         await commits.send(offsets)
 
-    async def _quiet(self, consumer: AIOKafkaConsumer, stop: asyncio.Event, rotated: asyncio.Event) -> None:
-        """With nothing queued and every partition read to its end, stop fetching until the relay's doorbell
-        says there is more (``npcworld.messaging.doorbell``)."""
-        doorbell = self._doorbell
-        if doorbell is None or not await doorbell.caught_up(consumer):
-            return
-        assigned = consumer.assignment()
-        consumer.pause(*assigned)
+    async def _settle(self, consumer: AIOKafkaConsumer, hold: bool) -> bool:
+        """Pause what needs no fetch: every partition while ``hold`` (see ``_flow``), else, with the relay's
+        doorbell, the partitions read to their end (``npcworld.messaging.doorbell``); whether all rest."""
+        if self._doorbell is not None:
+            return await self._doorbell.settle(consumer, hold=hold)
+        paused = consumer.paused()
+        if hold and paused != consumer.assignment():
+            consumer.pause(*consumer.assignment())
+        elif not hold and paused:
+            consumer.resume(*paused)
+        return False
+
+    async def _quiet(self, consumer: AIOKafkaConsumer, stop: asyncio.Event, rotated: asyncio.Event) -> bool:
+        """Every partition rests and nothing is queued: sleep until the doorbell names one (or a recheck is
+        due); True once woken."""
+        if self._doorbell is None:
+            return False
+        self.quiet = True
         try:
-            await doorbell.wait(assigned, stop, rotated)
+            await self._doorbell.wait(consumer.assignment(), stop, rotated)
         finally:
-            consumer.resume(*consumer.paused())
+            self.quiet = False
+        return True
 
     def _tell(self, urgent: bool) -> None:
         if self.world_first is not None:
@@ -329,17 +347,15 @@ class ConsumerLoop(Generic[D]):
         kind = header(record, "event_type")
         return kind is None or kind in self.routes or kind in self.appliers
 
-    def _flow(self, consumer: AIOKafkaConsumer, waiting: int, paused: bool) -> bool:
-        """Stop fetching while ``waiting`` records exceed a few polls' worth; fetch again once under it."""
+    def _flow(self, waiting: int, paused: bool) -> bool:
+        """Whether to stop fetching: while ``waiting`` records exceed a few polls' worth, until under it."""
         bound = _WAITING_POLLS * self.max_records
         if waiting > bound and not paused:
             logger.warning("%s: %d fetched events wait to be handled; fetching paused until they drain",
                            self.name, waiting)
-            consumer.pause(*consumer.assignment())
             return True
         if waiting <= bound and paused:
             logger.info("%s: fetching resumed", self.name)
-            consumer.resume(*consumer.paused())
             return False
         return paused
 

@@ -25,9 +25,19 @@ class Sent:
 class FakeConsumer:
     def __init__(self, positions: dict[TopicPartition, int], highwaters: dict[TopicPartition, int | None]):
         self.positions, self.highwaters = positions, highwaters
+        self.resting: set[TopicPartition] = set()
 
     def assignment(self) -> set[TopicPartition]:
         return set(self.positions)
+
+    def paused(self) -> set[TopicPartition]:
+        return set(self.resting)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self.resting |= set(partitions)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self.resting -= set(partitions)
 
     def highwater(self, partition: TopicPartition) -> int | None:
         return self.highwaters.get(partition)
@@ -60,28 +70,68 @@ def test_a_payload_that_is_not_a_ring_names_nothing(payload: str) -> None:
     assert heard(payload) == ({}, set())
 
 
-async def test_a_consumer_at_every_end_it_knows_is_caught_up_and_one_behind_a_ring_is_not() -> None:
+async def test_a_partition_read_to_its_end_rests_and_one_a_ring_names_more_of_fetches_again() -> None:
     tp0, tp1 = TopicPartition(WORLD, 0), TopicPartition(WORLD, 1)
     bell = listening(Doorbell("postgresql://unused", [WORLD], "test"))
     consumer = FakeConsumer({tp0: 10, tp1: 0}, {tp0: 10, tp1: 0})
-    assert await bell.caught_up(consumer)
+    assert await bell.settle(consumer)
+    assert consumer.resting == {tp0, tp1}
     bell._hear(ring([Sent(WORLD, 0, 10)]))  # one more record in partition 0
-    assert not await bell.caught_up(consumer)
+    assert not await bell.settle(consumer)
+    assert consumer.resting == {tp1}
     consumer.positions[tp0] = 11
-    assert await bell.caught_up(consumer)
+    assert await bell.settle(consumer)
+    assert consumer.resting == {tp0, tp1}
 
 
-async def test_not_caught_up_before_every_partition_had_a_fetch_answered_or_while_not_listening() -> None:
+async def test_a_partition_with_fetched_records_still_to_hand_out_keeps_fetching() -> None:
+    tp0, tp1 = TopicPartition(WORLD, 0), TopicPartition(WORLD, 1)
+    bell = listening(Doorbell("postgresql://unused", [WORLD], "test"))
+    consumer = FakeConsumer({tp0: 3, tp1: 7}, {tp0: 9, tp1: 7})  # the last fetch saw records 3..8
+    assert not await bell.settle(consumer)
+    assert consumer.resting == {tp1}
+
+
+async def test_nothing_rests_before_a_fetch_was_answered_while_not_listening_or_while_held() -> None:
     tp0 = TopicPartition(WORLD, 0)
     bell = Doorbell("postgresql://unused", [WORLD], "test")
     consumer = FakeConsumer({tp0: 3}, {tp0: 3})
-    assert not await bell.caught_up(consumer)  # not listening: fetch as usual
+    assert not await bell.settle(consumer)  # not listening: fetch as usual
+    assert consumer.resting == set()
     listening(bell)
-    assert await bell.caught_up(consumer)
+    assert await bell.settle(consumer)
     consumer.highwaters[tp0] = None
-    assert not await bell.caught_up(consumer)
-    consumer.highwaters[tp0] = 5  # the last fetch saw records a producer other than the relay sent
-    assert not await bell.caught_up(FakeConsumer({tp0: 3}, {tp0: 5}))
+    assert not await bell.settle(consumer)
+    assert consumer.resting == set()
+    consumer.highwaters[tp0] = 3
+    assert not await bell.settle(consumer, hold=True)  # held: paused, but not resting
+    assert consumer.resting == {tp0}
+
+
+async def test_a_resting_partition_is_fetched_again_for_a_moment_every_recheck(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tp0 = TopicPartition(WORLD, 0)
+    bell = listening(Doorbell("postgresql://unused", [WORLD], "test"))
+    consumer = FakeConsumer({tp0: 3}, {tp0: 3})
+    assert await bell.settle(consumer)
+    now = time.monotonic()
+    monkeypatch.setattr(doorbell.time, "monotonic", lambda: now + doorbell.RECHECK_S + 0.01)
+    assert not await bell.settle(consumer)
+    assert consumer.resting == set()
+    monkeypatch.setattr(doorbell.time, "monotonic", lambda: now + doorbell.RECHECK_S + 0.5)
+    assert await bell.settle(consumer)
+    assert consumer.resting == {tp0}
+
+
+async def test_a_ring_without_ends_wakes_every_partition_of_its_topics() -> None:
+    tp0, other = TopicPartition(WORLD, 0), TopicPartition(MEMORY, 0)
+    bell = listening(Doorbell("postgresql://unused", [WORLD, MEMORY], "test"))
+    consumer = FakeConsumer({tp0: 3, other: 1}, {tp0: 3, other: 1})
+    assert await bell.settle(consumer)
+    bell._hear(ring([Sent(WORLD, p, 1) for p in range(250)]))
+    assert not await bell.settle(consumer)
+    assert consumer.resting == {other}
 
 
 async def test_the_wait_ends_on_a_ring_for_an_assigned_partition_and_not_for_another() -> None:
@@ -124,11 +174,11 @@ async def test_the_wait_ends_on_stop_on_a_lost_connection_and_after_its_timeout(
     assert 0.15 < time.monotonic() - start < 1
 
 
-async def test_a_ring_heard_while_checking_wakes_the_wait_that_follows() -> None:
+async def test_a_ring_heard_after_settling_wakes_the_wait_that_follows() -> None:
     tp = TopicPartition(WORLD, 0)
     bell = listening(Doorbell("postgresql://unused", [WORLD], "test"))
-    assert await bell.caught_up(FakeConsumer({tp: 1}, {tp: 1}))
-    bell._hear(ring([Sent(WORLD, 0, 1)]))  # between the check and the wait
+    assert await bell.settle(FakeConsumer({tp: 1}, {tp: 1}))
+    bell._hear(ring([Sent(WORLD, 0, 1)]))  # between settling and the wait
     start = time.monotonic()
     await bell.wait({tp}, timeout=5)
     assert time.monotonic() - start < 0.5

@@ -125,7 +125,10 @@ def default_scorer() -> AnchorScorer:
             if _DEFAULT is None:
                 from npcworld.embeddings.local import LocalMiniLMEmbedder
 
-                _DEFAULT = AnchorScorer(LocalMiniLMEmbedder().embed_sync)
+                # One thread, as the memory service's embedder (EMBEDDING_THREADS): the whole of a call
+                # then runs on the thread that makes it, lowered when it is made for ingest
+                # (``npcworld.yielding``), instead of half of it on a model thread of its own priority.
+                _DEFAULT = AnchorScorer(LocalMiniLMEmbedder(threads=1).embed_sync)
     return _DEFAULT
 
 
