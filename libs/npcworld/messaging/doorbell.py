@@ -120,6 +120,7 @@ class Doorbell:
         self._whole: set[str] = set()
         self._resting: dict[TopicPartition, float] = {}  # paused partitions, since when
         self._awake_until: dict[TopicPartition, float] = {}  # rechecked: fetching until then
+        self._consumer: Consumer | None = None  # whose partitions rest (none while the loop holds them)
 
     @property
     def listening(self) -> bool:
@@ -159,6 +160,13 @@ class Doorbell:
         self._named |= named
         self._whole |= whole
         self._rung.set()
+        # Resting partitions it names fetch at once: the loop may be waiting in a poll for the others.
+        woken = {tp for tp in self._resting if tp in named or tp.topic in whole}
+        if woken and self._consumer is not None:
+            for tp in woken:
+                del self._resting[tp]
+            with contextlib.suppress(Exception):  # a partition revoked meanwhile: the next settle sorts it
+                self._consumer.resume(*(woken & self._consumer.paused()))
 
     async def settle(self, consumer: Consumer, *, hold: bool = False) -> bool:
         """Pause the partitions that need no fetch and resume the others; whether every assigned partition
@@ -169,6 +177,7 @@ class Doorbell:
         once every ``RECHECK_S``, which keeps it fetching for a moment. Nothing rests while not listening."""
         whole = self._whole  # rung without ends (a republish): its partitions fetch again for a moment
         self._named, self._whole = set(), set()  # a ring heard from here on wakes the wait that may follow
+        self._consumer = None if hold else consumer
         assigned = consumer.assignment()
         now = time.monotonic()
         want: set[TopicPartition] = set(assigned) if hold else set()

@@ -76,7 +76,8 @@ async def test_a_partition_read_to_its_end_rests_and_one_a_ring_names_more_of_fe
     consumer = FakeConsumer({tp0: 10, tp1: 0}, {tp0: 10, tp1: 0})
     assert await bell.settle(consumer)
     assert consumer.resting == {tp0, tp1}
-    bell._hear(ring([Sent(WORLD, 0, 10)]))  # one more record in partition 0
+    bell._hear(ring([Sent(WORLD, 0, 10)]))  # one more record in partition 0: it fetches at once
+    assert consumer.resting == {tp1}
     assert not await bell.settle(consumer)
     assert consumer.resting == {tp1}
     consumer.positions[tp0] = 11
@@ -106,6 +107,8 @@ async def test_nothing_rests_before_a_fetch_was_answered_while_not_listening_or_
     consumer.highwaters[tp0] = 3
     assert not await bell.settle(consumer, hold=True)  # held: paused, but not resting
     assert consumer.resting == {tp0}
+    bell._hear(ring([Sent(WORLD, 0, 3)]))  # a ring does not resume a held partition
+    assert consumer.resting == {tp0}
 
 
 async def test_a_resting_partition_is_fetched_again_for_a_moment_every_recheck(
@@ -130,6 +133,7 @@ async def test_a_ring_without_ends_wakes_every_partition_of_its_topics() -> None
     consumer = FakeConsumer({tp0: 3, other: 1}, {tp0: 3, other: 1})
     assert await bell.settle(consumer)
     bell._hear(ring([Sent(WORLD, p, 1) for p in range(250)]))
+    assert consumer.resting == {other}
     assert not await bell.settle(consumer)
     assert consumer.resting == {other}
 
