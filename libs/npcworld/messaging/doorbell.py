@@ -139,11 +139,19 @@ class Doorbell:
                     backoff.succeeded()
                     async for note in conn.notifies():
                         self._hear(note.payload)
-            except psycopg.OperationalError as exc:
+            except (psycopg.Error, OSError) as exc:
                 self._deaf()
                 await backoff.failed(exc, stop)
             finally:
                 self._deaf()
+
+    def forget(self) -> None:
+        """Drop the ends heard so far: a new consumer (a new broker, whose offsets start again) fetches
+        until its own fetches and new rings tell it where its partitions end."""
+        self._ends.clear()
+        self._resting.clear()
+        self._awake_until.clear()
+        self._consumer = None
 
     def _deaf(self) -> None:
         self._listening_since = None

@@ -222,6 +222,8 @@ class ConsumerLoop(Generic[D]):
         try:
             await heartbeat.adopt(generation)
             self._positions.clear()
+            if self._doorbell is not None:
+                self._doorbell.forget()
             self.started.set()
             backoff.succeeded()
             logger.info("consumer %s started on %s (broker generation %d)", self.name, self.topics,

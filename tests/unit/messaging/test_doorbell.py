@@ -188,6 +188,16 @@ async def test_a_ring_heard_after_settling_wakes_the_wait_that_follows() -> None
     assert time.monotonic() - start < 0.5
 
 
+async def test_ends_heard_from_an_earlier_broker_are_forgotten_with_its_consumer() -> None:
+    tp = TopicPartition(WORLD, 0)
+    bell = listening(Doorbell("postgresql://unused", [WORLD], "test"))
+    bell._hear(ring([Sent(WORLD, 0, 5000)]))
+    fresh = FakeConsumer({tp: 30}, {tp: 30})  # a new broker: the republished records have new offsets
+    assert not await bell.settle(fresh)
+    bell.forget()
+    assert await bell.settle(fresh)
+
+
 def test_the_doorbell_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
     assert doorbell.doorbell_enabled()
     monkeypatch.setenv("NPCWORLD_DOORBELL", "0")
