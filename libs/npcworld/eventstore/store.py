@@ -24,36 +24,53 @@ _COLUMNS = (
     "recorded_at, causation_id, correlation_id, forked_from, event_trace(trace, traceparent) AS trace,"
     " payload"
 )
-# The rows come after a shared lock on each world they are of, held to the end of the transaction, which a
-# fork of one of those worlds waits for (``npcworld.fork``): taken in the insert itself, before any row takes
-# its sequence number.
-_INSERT_EVENTS = """
-INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id,
-                    world_time, recorded_at, causation_id, correlation_id, forked_from, trace, traceparent,
-                    payload)
-SELECT e.* FROM (SELECT count(pg_advisory_xact_lock_shared(world_key(t, w))) AS n
-                   FROM unnest(%s::text[], %s::text[]) AS l(t, w)) AS locked,
-     unnest(%s::uuid[], %s::text[], %s::int[], %s::text[], %s::int[], %s::text[], %s::text[],
-            %s::text[], %s::timestamptz[], %s::timestamptz[], %s::uuid[], %s::uuid[],
-            %s::uuid[], %s::jsonb[], %s::bytea[], %s::jsonb[]) AS e
-WHERE locked.n >= 0
-RETURNING seq
+# One statement appends: it reads the stream's version (its own last event's, or, in a fork whose own events
+# have not reached the stream yet, that of the last event it inherits in the stream: its own go on from
+# there), inserts the events after it unless the caller expected another version, and their outbox rows. A
+# writer's transaction holds the relay's horizon (every event stored after it waits for it to end), so each
+# round trip saved shortens every hop under load. The rows come after a shared lock on each world they are
+# of, held to the end of the transaction, which a fork of one of those worlds waits for (``npcworld.fork``):
+# taken in the insert itself, before any row takes its sequence number.
+_APPEND = """
+WITH current AS MATERIALIZED (
+  SELECT coalesce(
+    (SELECT max(version) FROM events WHERE in_stream(tenant_id, stream_id, %(t)s, %(s)s)),
+    (SELECT max(inherited_stream_version(%(t)s, w.id, %(s)s)) FROM unnest(%(w)s::text[]) AS w(id)), 0) AS v
+), fits AS (
+  SELECT v FROM current WHERE %(expected)s::int IS NULL OR v = %(expected)s::int
+), appended AS (
+  INSERT INTO events (event_id, stream_id, version, type, schema_version, tenant_id, world_id, npc_id,
+                      world_time, recorded_at, causation_id, correlation_id, forked_from, trace, traceparent,
+                      payload)
+  SELECT e.event_id, e.stream_id, fits.v + e.ord, e.type, e.schema_version, e.tenant_id, e.world_id, e.npc_id,
+         e.world_time, e.recorded_at, e.causation_id, e.correlation_id, e.forked_from, e.trace, e.traceparent,
+         e.payload
+  FROM fits,
+       (SELECT count(pg_advisory_xact_lock_shared(world_key(%(t)s, l.w))) AS n
+          FROM unnest(%(w)s::text[]) AS l(w)) AS locked,
+       unnest(%(ids)s::uuid[], %(streams)s::text[], %(types)s::text[], %(schemas)s::int[],
+              %(tenants)s::text[], %(worlds)s::text[], %(npcs)s::text[], %(times)s::timestamptz[],
+              %(recorded)s::timestamptz[], %(causes)s::uuid[], %(correlations)s::uuid[], %(forks)s::uuid[],
+              %(traces)s::jsonb[], %(parents)s::bytea[], %(payloads)s::jsonb[])
+         WITH ORDINALITY AS e(event_id, stream_id, type, schema_version, tenant_id, world_id, npc_id,
+                              world_time, recorded_at, causation_id, correlation_id, forked_from, trace,
+                              traceparent, payload, ord)
+  WHERE locked.n >= 0
+  RETURNING seq, event_id
+), published AS (
+  INSERT INTO outbox (seq, topic, key)
+  SELECT a.seq, o.topic, o.key
+  FROM appended a JOIN unnest(%(ids)s::uuid[], %(topics)s::text[], %(keys)s::text[]) AS o(id, topic, key)
+    ON o.id = a.event_id
+  RETURNING seq
+)
+SELECT (SELECT v FROM current), array(SELECT event_id FROM appended ORDER BY seq),
+       array(SELECT seq FROM published ORDER BY seq)
 """
 _TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
-_INSERT_OUTBOX = (
-    "INSERT INTO outbox (seq, topic, key) "
-    "SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[])"
-)
 # One of a tenant's streams, by the digest its versions are indexed under and by name (migration 0124); the
 # two placeholders take the tenant and the stream's name.
 STREAM_IS = "in_stream(tenant_id, stream_id, %s, %s)"
-# The stream's version: its own last event's, or, in a fork whose own events have not reached the stream yet,
-# that of the last event it inherits in the stream (its own go on from there).
-_VERSION = """
-SELECT coalesce(
-  (SELECT max(version) FROM events WHERE in_stream(tenant_id, stream_id, %(t)s, %(s)s)),
-  (SELECT max(inherited_stream_version(%(t)s, w.id, %(s)s)) FROM unnest(%(w)s::text[]) AS w(id)), 0)
-"""
 # One of a tenant's worlds, likewise: reads of a world's events say this, not tenant_id = %s AND
 # world_id = %s, for the world's indexes are keyed by the digest (migration 0124). The placeholders take
 # tenant and world.
@@ -142,29 +159,23 @@ class EventStore:
             raise ValueError(f"one append is one tenant's stream; these events name {len(tenants)} tenants")
         tenant_id = events[0].tenant_id
         worlds = sorted({e.world_id for e in events})
-        cur = await conn.execute(_VERSION, {"t": tenant_id, "s": stream_id, "w": worlds})
-        row = await cur.fetchone()
-        current = int(row[0]) if row else 0
-        if expected_version is not None and current != expected_version:
-            raise ConcurrencyError(stream_id, expected_version, current)
-        versions = list(range(current + 1, current + 1 + len(events)))
         try:
             async with conn.transaction():
                 payloads = await seal_payloads(conn, events)
-                cur = await conn.execute(
-                    _INSERT_EVENTS,
-                    ([tenant_id] * len(worlds), worlds, *_columns(stream_id, versions, events, payloads)),
-                )
-                seqs = [row[0] for row in await cur.fetchall()]
-                await conn.execute(
-                    _INSERT_OUTBOX,
-                    (seqs, [e.payload.topic.name for e in events], [e.key for e in events]),
-                )
-        except errors.UniqueViolation as exc:
+                cur = await conn.execute(_APPEND, _parameters(tenant_id, stream_id, worlds, expected_version,
+                                                              events, payloads))
+                row = await cur.fetchone()
+                assert row is not None
+                current, ids, seqs = int(row[0]), row[1], row[2]
+                if expected_version is not None and current != expected_version:
+                    raise ConcurrencyError(stream_id, expected_version, current)  # rolls the sealing back
+        except errors.UniqueViolation as exc:  # a concurrent append took the version first
+            actual = await self.stream_version(conn, tenant_id, stream_id)
             raise ConcurrencyError(
-                stream_id, current if expected_version is None else expected_version
+                stream_id, expected_version if expected_version is not None else actual, actual
             ) from exc
-        return seqs
+        by_id = dict(zip(ids, seqs, strict=True))
+        return [by_id[e.event_id] for e in events]
 
     async def stream_version(self, conn: AsyncConnection[Any], tenant_id: str, stream_id: str) -> int:
         """The version of the tenant's stream's last event (0 when the stream is empty; a stream of a fork
@@ -263,25 +274,30 @@ def _stored_trace(trace: TraceContext) -> tuple[str, bytes | None]:
     return rest.model_dump_json(exclude_none=True), packed
 
 
-def _columns(
-    stream_id: str, versions: list[int], events: Sequence[Envelope], payloads: list[str]
-) -> tuple[list[Any], ...]:
-    return (
-        [e.event_id for e in events],
-        [stream_id] * len(events),
-        versions,
-        [e.type for e in events],
-        [e.schema_version for e in events],
-        [e.tenant_id for e in events],
-        [e.world_id for e in events],
-        [e.npc_id for e in events],
-        [e.world_time for e in events],
-        [e.recorded_at for e in events],
-        [e.causation_id for e in events],
-        [e.correlation_id for e in events],
-        [e.forked_from for e in events],
-        *map(list, zip(*(_stored_trace(e.trace) for e in events), strict=True)),
-        payloads,
-    )
+def _parameters(
+    tenant_id: str, stream_id: str, worlds: list[str], expected_version: int | None,
+    events: Sequence[Envelope], payloads: list[str],
+) -> dict[str, Any]:
+    traces, parents = map(list, zip(*(_stored_trace(e.trace) for e in events), strict=True))
+    return {
+        "t": tenant_id, "s": stream_id, "w": worlds, "expected": expected_version,
+        "ids": [e.event_id for e in events],
+        "streams": [stream_id] * len(events),
+        "types": [e.type for e in events],
+        "schemas": [e.schema_version for e in events],
+        "tenants": [e.tenant_id for e in events],
+        "worlds": [e.world_id for e in events],
+        "npcs": [e.npc_id for e in events],
+        "times": [e.world_time for e in events],
+        "recorded": [e.recorded_at for e in events],
+        "causes": [e.causation_id for e in events],
+        "correlations": [e.correlation_id for e in events],
+        "forks": [e.forked_from for e in events],
+        "traces": traces,
+        "parents": parents,
+        "payloads": payloads,
+        "topics": [e.payload.topic.name for e in events],
+        "keys": [e.key for e in events],
+    }
 
 

@@ -156,7 +156,9 @@ class ConsumerLoop(Generic[D]):
         heartbeat = Heartbeat(self.pool, self.name, types, seconds=self.heartbeat_seconds,
                               paces_steps=self.paces_steps)
         folding = asyncio.create_task(self._fold_claims(stop), name=f"{self.name}-claims")
-        self._doorbell = Doorbell(self.pool.conninfo, self.topics, self.name) if doorbell_enabled() else None
+        conninfo = self.pool.conninfo
+        self._doorbell = (Doorbell(conninfo, self.topics, self.name)
+                          if doorbell_enabled() and isinstance(conninfo, str) else None)
         listening = (asyncio.create_task(self._doorbell.run(stop), name=f"{self.name}-doorbell")
                      if self._doorbell is not None else None)
         try:
