@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import os
 import time
 from collections.abc import Iterable
@@ -34,8 +33,6 @@ from aiokafka import TopicPartition
 from npcworld.messaging.reconnect import Backoff
 
 __all__ = ["CHANNEL", "RECHECK_S", "Doorbell", "doorbell_enabled", "heard", "ring"]
-
-logger = logging.getLogger(__name__)
 
 CHANNEL = "npcworld_published"
 # A resting partition is fetched once this often anyway, for a moment (a fetch's wait and its answer).
@@ -118,6 +115,7 @@ class Doorbell:
         self._rung = asyncio.Event()
         self._named: set[TopicPartition] = set()
         self._whole: set[str] = set()
+        self._woken: set[str] = set()  # topics rung without ends since the last settle
         self._resting: dict[TopicPartition, float] = {}  # paused partitions, since when
         self._awake_until: dict[TopicPartition, float] = {}  # rechecked: fetching until then
         self._consumer: Consumer | None = None  # whose partitions rest (none while the loop holds them)
@@ -167,6 +165,7 @@ class Doorbell:
             self._ends[tp] = max(self._ends.get(tp, 0), ends[tp])
         self._named |= named
         self._whole |= whole
+        self._woken |= whole
         self._rung.set()
         # Resting partitions it names fetch at once: the loop may be waiting in a poll for the others.
         woken = {tp for tp in self._resting if tp in named or tp.topic in whole}
@@ -183,7 +182,7 @@ class Doorbell:
         A partition rests while this doorbell listens and the consumer's position has reached the end known
         of it (rung, or reported by its last fetch); a ring naming more resumes it, and so does a recheck,
         once every ``RECHECK_S``, which keeps it fetching for a moment. Nothing rests while not listening."""
-        whole = self._whole  # rung without ends (a republish): its partitions fetch again for a moment
+        whole, self._woken = self._woken, set()  # rung without ends (a republish): fetch for a moment
         self._named, self._whole = set(), set()  # a ring heard from here on wakes the wait that may follow
         self._consumer = None if hold else consumer
         assigned = consumer.assignment()
