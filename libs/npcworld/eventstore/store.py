@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from psycopg import AsyncConnection, errors
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
 from npcworld.contracts import Envelope, TraceContext, envelope_from_dict
@@ -159,6 +160,10 @@ class EventStore:
             raise ValueError(f"one append is one tenant's stream; these events name {len(tenants)} tenants")
         tenant_id = events[0].tenant_id
         worlds = sorted({e.world_id for e in events})
+        if not conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE:
+            # Begin the caller's (implicit) transaction first, so the append below is a savepoint in it and
+            # commits with the rest of the caller's work, not on its own.
+            await conn.execute("SELECT 1")
         try:
             async with conn.transaction():
                 payloads = await seal_payloads(conn, events)
