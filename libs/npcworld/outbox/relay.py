@@ -205,9 +205,11 @@ class OutboxRelay:
                 async with self.pool.connection() as conn:
                     rows = await (await conn.execute(_HISTORY, (after, self.batch_size))).fetchall()
                     opened = await _opened(conn, [_routed(row) for row in rows])
-                    if not rows:
-                        break
-                    await _ring(conn, await _publish(producer, opened))
+                if not rows:
+                    break
+                payload = await _publish(producer, opened)  # no transaction open across the broker's answer
+                async with self.pool.connection() as conn:
+                    await _ring(conn, payload)
                 count += len(rows)
                 after = rows[-1][0]
         logger.info("republished %d events from the event store (after seq %d)", count, from_seq)
