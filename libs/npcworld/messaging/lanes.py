@@ -17,15 +17,16 @@ is not lost: it is fetched, held and handled as soon as the world goes quiet, or
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from aiokafka import TopicPartition
 
 from npcworld.lanes import LANES, rank
-from npcworld.messaging.ordering import in_store_order
 from npcworld.messaging.record import KafkaRecord, header
 
 __all__ = ["INGEST_SHARE", "IngestPacer", "LaneQueue", "lane_of"]
@@ -45,40 +46,77 @@ def lane_of(record: KafkaRecord) -> str | None:
     return header(record, "lane")
 
 
+@dataclass(eq=False)
+class _Entry(Generic[R]):
+    """A queued record with what ``take`` orders it by, read from its headers once when it is added."""
+
+    record: R
+    tp: TopicPartition
+    rank: int
+    key: tuple[int, int]  # (store sequence number, arrival): the order ``take`` hands a lane's records out
+    urgent: bool
+
+
 class LaneQueue(Generic[R]):
-    """Records fetched and not yet handled, per partition; ``take`` the next batch, then ``done`` with it."""
+    """Records fetched and not yet handled, per partition; ``take`` the next batch, then ``done`` with it.
+
+    Each lane keeps its records not yet taken in a heap by store order, so a take costs what it hands out,
+    not the whole backlog: a consumer behind by hundreds of posted perceptions took every batch by reading
+    every waiting record's headers again (a fifth of the memory service's CPU under load)."""
 
     def __init__(
         self, counts: Callable[[R], bool] = lambda _: True, *, ingest_chunk: int = INGEST_CHUNK
     ) -> None:
         self.counts = counts  # whether a record is work for this consumer (others pass through at no cost)
         self.ingest_chunk = ingest_chunk
-        self._waiting: dict[TopicPartition, list[R]] = {}
+        self._waiting: dict[TopicPartition, list[_Entry[R]]] = {}  # not yet done, in offset order
+        self._ready: dict[int, list[tuple[tuple[int, int], int, _Entry[R]]]] = {}  # not taken, per lane
         self._seen: dict[TopicPartition, int] = {}  # the highest offset added per partition
+        self._count = 0
+        self._arrivals = 0
         self._urgent = 0  # records ahead of ingest waiting
-        self._taken: set[tuple[TopicPartition, int]] = set()  # taken and not yet done (handled elsewhere)
         self._last = -1  # the lane of the last batch taken
 
     def __len__(self) -> int:
-        return sum(len(rs) for rs in self._waiting.values())
+        return self._count
 
     def add(self, batches: Mapping[TopicPartition, list[R]]) -> None:
         """Add a poll; a record added before (redelivered after a rebalance kept its partition) is skipped."""
         for tp, records in batches.items():
             seen = self._seen.get(tp, -1)
-            fresh = [r for r in records if r.offset > seen]
-            if fresh:
-                self._waiting.setdefault(tp, []).extend(fresh)
-                self._seen[tp] = fresh[-1].offset
-                self._urgent += sum(_is_urgent(r) for r in fresh)
+            fresh = [self._entry(tp, r) for r in records if r.offset > seen]
+            if not fresh:
+                continue
+            self._waiting.setdefault(tp, []).extend(fresh)
+            self._seen[tp] = fresh[-1].record.offset
+            self._count += len(fresh)
+            self._urgent += sum(e.urgent for e in fresh)
+            for entry in fresh:
+                heapq.heappush(self._ready.setdefault(entry.rank, []), (entry.key, id(entry), entry))
+
+    def _entry(self, tp: TopicPartition, record: R) -> _Entry[R]:
+        self._arrivals += 1
+        lane = rank(lane_of(record))
+        # Records without the relay's ``seq`` (not from the relay) go first, in arrival order.
+        key = (_seq(record), self._arrivals)
+        return _Entry(record, tp, lane, key, lane < LANES.index("ingest"))
 
     def keep_only(self, assigned: Iterable[TopicPartition]) -> None:
         """Forget partitions no longer assigned (their new owner starts from the committed offset)."""
         keep = set(assigned)
-        for tp in [tp for tp in self._seen if tp not in keep]:
-            self._urgent -= sum(_is_urgent(r) for r in self._waiting.pop(tp, []))
+        lost = [tp for tp in self._seen if tp not in keep]
+        if not lost:
+            return
+        for tp in lost:
+            entries = self._waiting.pop(tp, [])
+            self._count -= len(entries)
+            self._urgent -= sum(e.urgent for e in entries)
             self._seen.pop(tp, None)
-            self._taken = {(p, o) for p, o in self._taken if p != tp}
+        gone = set(lost)
+        for lane, heap in self._ready.items():
+            kept = [item for item in heap if item[2].tp not in gone]
+            heapq.heapify(kept)
+            self._ready[lane] = kept
 
     def urgent(self) -> bool:
         """Whether records ahead of ingest (a chat's, the world's) wait."""
@@ -90,34 +128,26 @@ class LaneQueue(Generic[R]):
         the lanes ranked in ``skip`` (one handled beside). Chats go in such chunks too: a step's next event,
         which may arrive while a batch runs, then waits for one chunk, not for every chat that was waiting
         (a burst of 78 once held a step 15 s). They stay taken until ``done``."""
-        by_lane: dict[int, dict[TopicPartition, list[R]]] = {}
-        for tp, records in self._waiting.items():
-            for record in records:
-                if (tp, record.offset) not in self._taken and (lane := rank(lane_of(record))) not in skip:
-                    by_lane.setdefault(lane, {}).setdefault(tp, []).append(record)
-        if not by_lane:
+        lanes = [lane for lane, heap in self._ready.items() if heap and lane not in skip]
+        if not lanes:
             return []
-        best = min(by_lane)
+        best = min(lanes)
         world = LANES.index("world")
-        if best < world and world in by_lane and self._last == best:
+        if best < world and world in lanes and self._last == best:
             best = world  # chats and the world take turns: a stream of chats never stops the clock
         self._last = best
         if best == LANES.index("ingest") and not ingest:
             return []
-        records = in_store_order(by_lane[best])[:limit]
-        # Chats and ingest go in small chunks.
-        if best != world:
-            records = self._chunk(records, self.ingest_chunk)
-        self._taken.update((TopicPartition(r.topic, r.partition), r.offset) for r in records)
-        return records
-
-    def _chunk(self, records: list[R], size: int) -> list[R]:
-        """The first records holding ``size`` that ``counts`` (the others pass through at no cost)."""
+        heap = self._ready[best]
+        records: list[R] = []
         work = 0
-        for i, record in enumerate(records):
-            work += self.counts(record)
-            if work > size:
-                return records[:i]
+        while heap and len(records) < limit:
+            record = heap[0][2].record
+            if best != world:  # chats and ingest go in small chunks
+                work += self.counts(record)
+                if work > self.ingest_chunk:
+                    break
+            records.append(heapq.heappop(heap)[2].record)
         return records
 
     def done(self, records: list[R]) -> dict[TopicPartition, int]:
@@ -126,16 +156,16 @@ class LaneQueue(Generic[R]):
         for record in records:
             handled.setdefault(TopicPartition(record.topic, record.partition), set()).add(record.offset)
         offsets = {}
-        self._taken.difference_update((tp, o) for tp, done in handled.items() for o in done)
         for tp, done in handled.items():
             if tp not in self._seen:
                 continue  # revoked while the batch was handled: its new owner commits it
-            self._urgent -= sum(_is_urgent(r) for r in records
-                                if TopicPartition(r.topic, r.partition) == tp)
-            left = [r for r in self._waiting.get(tp, []) if r.offset not in done]
+            entries = self._waiting.get(tp, [])
+            left = [e for e in entries if e.record.offset not in done]
+            self._count -= len(entries) - len(left)
+            self._urgent -= sum(e.urgent for e in entries if e.record.offset in done)
             if left:
                 self._waiting[tp] = left
-                offsets[tp] = left[0].offset
+                offsets[tp] = left[0].record.offset
             else:
                 self._waiting.pop(tp, None)
                 offsets[tp] = self._seen[tp] + 1
@@ -172,5 +202,9 @@ class IngestPacer:
         return max(0.0, self._resume_at - self.clock())
 
 
-def _is_urgent(record: KafkaRecord) -> bool:
-    return rank(lane_of(record)) < LANES.index("ingest")
+def _seq(record: KafkaRecord) -> int:
+    value = header(record, "seq")
+    try:
+        return int(value) if value is not None else -1
+    except ValueError:
+        return -1

@@ -32,7 +32,6 @@ from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import make_consumer, make_producer, stop_consumer
 from npcworld.messaging.lanes import INGEST_SHARE, IngestPacer, LaneQueue, lane_of
 from npcworld.messaging.offsets import OffsetCommits
-from npcworld.messaging.ordering import in_store_order
 from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
 from npcworld.messaging.record import KafkaRecord, header
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
@@ -42,7 +41,7 @@ from npcworld.projection import Projection
 from npcworld.slow_calls import in_transaction
 from npcworld.telemetry import context_from_headers, instruments, tracer
 
-__all__ = ["ConsumerLoop", "in_store_order"]
+__all__ = ["ConsumerLoop"]
 
 logger = logging.getLogger(__name__)
 

@@ -34,13 +34,14 @@ _ENVELOPE_JSON = """json_build_object(
     'causation_id', e.causation_id, 'correlation_id', e.correlation_id, 'forked_from', e.forked_from,
     'trace', event_trace(e.trace, e.traceparent),
     'payload', e.payload)::text"""
-# Only rows written by transactions older than every transaction still running are eligible: a
-# sequence number taken by a transaction that commits late is therefore never overtaken.
+# Every committed row is eligible at once. A row is deleted when it is published, so one whose transaction
+# commits after others that took later sequence numbers is not skipped: it is published in a later drain
+# (events go out in commit order across drains, in sequence order within one). A reaction is written only
+# after its cause was published, so a cause always goes out first.
 _PENDING = f"""
 SELECT o.seq, o.topic, o.key, e.type, e.event_id::text, event_trace(e.trace, e.traceparent), {_ENVELOPE_JSON},
        {lane_of_root_sql("e")}
 FROM outbox o JOIN events e ON e.seq = o.seq
-WHERE o.tx_id < pg_snapshot_xmin(pg_current_snapshot())
 ORDER BY o.seq LIMIT %s
 """
 _HISTORY = f"""
@@ -137,7 +138,7 @@ class OutboxRelay:
             raise TransientError("the broker was replaced by an empty one; republishing from the event store")
 
     async def _loop(self, producer: AIOKafkaProducer, stop: asyncio.Event) -> None:
-        # Measured apart from the drain, which can wait a long time for an old transaction to end.
+        # Measured apart from the drain, which waits for the broker's acknowledgements.
         watch = asyncio.create_task(self._watch_age(stop), name="relay-outbox-age")
         try:
             async with self.pool.connection() as listen_conn:
@@ -171,21 +172,13 @@ class OutboxRelay:
             await _wait(stop, self.age_every)
 
     async def drain(self, producer: AIOKafkaProducer) -> int:
-        """Publish every eligible outbox row; returns how many were published."""
-        total, idle_wait = 0, 0.001
+        """Publish every committed outbox row; returns how many were published."""
+        total = 0
         while True:
             published = await self.drain_once(producer)
             total += published
-            if published:
-                idle_wait = 0.001
-                continue
-            async with self.pool.connection() as conn:
-                pending = await (await conn.execute("SELECT EXISTS (SELECT 1 FROM outbox)")).fetchone()
-            if not pending or not pending[0]:
+            if published < self.batch_size:
                 return total
-            # Rows exist but an older transaction is still open: wait for it briefly.
-            await asyncio.sleep(idle_wait)
-            idle_wait = min(idle_wait * 2, 0.05)
 
     async def drain_once(self, producer: AIOKafkaProducer) -> int:
         """Publish one batch of eligible rows and delete them from the outbox."""

@@ -62,9 +62,9 @@ class Instruments:
         self.published = meter.create_counter(
             "npcworld.outbox.published", unit="{event}", description="events the relay published to Kafka"
         )
-        # Seconds since the oldest event still in the outbox was recorded (0: empty); set by the relay. The
-        # relay publishes only rows older than every open writer, so this is how long a long transaction
-        # anywhere is holding the whole pipeline back.
+        # Seconds since the oldest event still in the outbox was recorded (0: empty); set by the relay. It
+        # publishes every committed row at once, so this grows only while the relay or the broker is away or
+        # slow.
         self.outbox_oldest_age = 0.0
         meter.create_observable_gauge(
             "npcworld.outbox.oldest_unpublished_age",
