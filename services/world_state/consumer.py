@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import signal
 
-from npcworld.messaging.nudges import Nudges
 from npcworld.service import ServiceContext, configure_logging, serve, start_dependencies
 from npcworld.settings import resolve_endpoints
 from npcworld.telemetry import configure_telemetry
@@ -37,11 +36,8 @@ async def _run(settings: Settings, stop: asyncio.Event, validators: ValidatorCli
         return
     try:
         if settings.ticker_enabled:
-            nudges = Nudges(endpoints.database_url)
-            tasks.append(nudges.run(stop))
             probe = PipelineProbe(
-                pool, quiet_checks=settings.stepped_quiet_checks, players=settings.stepped_waits_for_players,
-                nudges=nudges,
+                pool, quiet_checks=settings.stepped_quiet_checks, players=settings.stepped_waits_for_players
             )
             ticker = Ticker(
                 pool,

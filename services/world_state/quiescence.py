@@ -20,9 +20,7 @@ the next wait's, and a stepped clock's probe (``players=False``) leaves player t
 and posted perceptions and what they cause: ``npcworld.lanes``): consumers take it after the world's own
 events, and more of it than the machine digests would otherwise hold every step back. Steady client
 traffic, or a busy world next door, never holds a clock back. Only events
-after the last idle point are checked (``since``), so a check costs a few index lookups. Checks poll (5 ms,
-backing off to 100 ms) and, with ``Nudges``, also run when a consumer says it digested some of a world's
-events (``npcworld.messaging.nudges``).
+after the last idle point are checked (``since``), so a check costs a few index lookups.
 """
 
 from __future__ import annotations
@@ -37,7 +35,6 @@ from psycopg_pool import AsyncConnectionPool
 from npcworld.eventstore.claims import watermark
 from npcworld.lanes import player_traffic_sql
 from npcworld.messaging.heartbeat import LIVE_SECONDS
-from npcworld.messaging.nudges import Nudges
 
 __all__ = ["PipelineProbe", "PipelineState", "WorldKey"]
 
@@ -111,10 +108,8 @@ class PipelineProbe:
         quiet_checks: int = 1,
         alive_seconds: float = LIVE_SECONDS,
         players: bool = True,
-        nudges: Nudges | None = None,
     ) -> None:
         self.pool = pool
-        self.nudges = nudges  # consumers' nudges (npcworld.messaging.nudges): look again on one
         self.players = players  # False: player traffic (npcworld.lanes) is not waited for
         self.interval = interval
         self.quiet_checks = quiet_checks
@@ -166,15 +161,8 @@ class PipelineProbe:
                 return True
             if time.monotonic() >= deadline:
                 return False
-            await self._pause(interval)
+            await asyncio.sleep(interval)
             interval = min(_POLL_MAX_S, interval * 2)
-
-    async def _pause(self, seconds: float) -> None:
-        """Wait ``seconds``, or less when a consumer's nudge is heard meanwhile."""
-        if self.nudges is not None and self.nudges.listening:
-            await self.nudges.wait(seconds)
-        else:
-            await asyncio.sleep(seconds)
 
     def describe(self) -> str:
         """What the last snapshot was waiting for, for a log line."""

@@ -25,13 +25,12 @@ from npcworld.cause import handling
 from npcworld.contracts import EVENT_TYPES, Envelope, decode_envelope
 from npcworld.errors import PermanentError
 from npcworld.eventstore import EventStore, UnitOfWork, claims
-from npcworld.lanes import LANES, Lane, WorldFirst, handling_lane, is_player_traffic, rank
+from npcworld.lanes import LANES, Lane, WorldFirst, handling_lane, rank
 from npcworld.messaging.dead_letter import DeadLetterer
 from npcworld.messaging.doorbell import Doorbell, doorbell_enabled
 from npcworld.messaging.heartbeat import Heartbeat
 from npcworld.messaging.kafka import make_consumer, make_producer, stop_consumer
 from npcworld.messaging.lanes import INGEST_SHARE, IngestPacer, LaneQueue, lane_of
-from npcworld.messaging.nudges import CHANNEL as NUDGES
 from npcworld.messaging.offsets import OffsetCommits
 from npcworld.messaging.reconnect import DEPENDENCY_ERRORS, Backoff
 from npcworld.messaging.record import KafkaRecord, header
@@ -54,11 +53,6 @@ _WAITING_POLLS = 40
 _WOKEN_WAIT_MS = 60
 # Inherited events a consumer folds in one transaction ahead of a fork's WorldForked.
 _FORK_CHUNK = 2000
-# A batch's claims, and (the third parameter) a nudge to the stepped clock (``npcworld.messaging.nudges``).
-_CLAIM = f"""
-WITH claimed AS (INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[]))
-SELECT pg_notify('{NUDGES}', '') WHERE %s
-"""
 
 D = TypeVar("D")
 Gathered = Mapping[uuid.UUID, object]
@@ -511,12 +505,15 @@ class ConsumerLoop(Generic[D]):
                 instruments().events_handled.add(1, labels)
                 instruments().handler_duration.record(time.perf_counter() - started, labels)
         # Claimed last, in the same transaction: Postgres gives a transaction an id only at its first write,
-        # and readers that take only what is older than every open writer (the event log's API and SSE,
-        # webhooks, claim folds) wait for a transaction that has one. Another consumer that claimed one of
-        # these meanwhile fails the unique key: the batch is then redone on the careful path, which skips
-        # what was claimed. A batch of the world's own events nudges the stepped clock (heard at commit).
+        # and the outbox relay holds back every event behind a transaction that has one. Claiming first made
+        # each handler's reads and slow calls (memory over HTTP, the LLM) hold back every other service's
+        # events. Another consumer that claimed one of these meanwhile fails the unique key: the batch is
+        # then redone on the careful path, which skips what was claimed.
         if fresh:
-            await conn.execute(_CLAIM, (self.name, fresh, self.paces_steps and not is_player_traffic()))
+            await conn.execute(
+                "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])",
+                (self.name, fresh),
+            )
             if await claims.covered(conn, self.name, fresh):  # claimed meanwhile and then folded
                 raise _ClaimedMeanwhile(f"{self.name}: an event of the batch was claimed meanwhile")
 

@@ -14,7 +14,6 @@ from npcworld.contracts import Envelope, ObservationMade
 from npcworld.errors import TransientError
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.messaging import ConsumerLoop, Heartbeat, RetryPolicy, Routes, on
-from npcworld.messaging.nudges import Nudges
 from npcworld.outbox import OutboxRelay
 from services.world_state.quiescence import PipelineProbe
 from tests.infra import BrokerForTests
@@ -23,11 +22,11 @@ from tests.integration.world_state.support import T0
 pytestmark = pytest.mark.integration
 
 
-async def _post(pool: AsyncConnectionPool, world: str, source: str = "studio") -> Envelope:
+async def _post(pool: AsyncConnectionPool, world: str) -> Envelope:
     async with pool.connection() as conn, conn.transaction():
         uow = UnitOfWork(conn, EventStore())
         event = uow.new_event(
-            ObservationMade(description="the stove is burning", source=source),
+            ObservationMade(description="the stove is burning", source="studio"),
             tenant_id="t",
             world_id=world,
             world_time=T0,
@@ -80,39 +79,6 @@ async def test_clock_waits_for_a_consumer_in_retry_backoff(
             )
             assert await cur.fetchone() is not None
         assert failures_left == 0
-    finally:
-        stop.set()
-        await asyncio.gather(*tasks)
-
-
-async def test_a_consumer_that_digests_the_worlds_events_nudges_the_clock_and_player_traffic_does_not(
-    pool: AsyncConnectionPool, broker: BrokerForTests, database_url: str
-) -> None:
-    """The probe then looks again at once instead of at its next poll (up to 100 ms later)."""
-    world = f"w-{uuid.uuid4().hex[:8]}"
-
-    async def note(event: Envelope[ObservationMade], uow: UnitOfWork, deps: Any) -> None:
-        return None
-
-    loop = ConsumerLoop(f"nudging-{uuid.uuid4().hex[:8]}", Routes(on(ObservationMade, note)), None,
-                        pool=pool, bootstrap=broker.bootstrap)
-    nudges = Nudges(database_url)
-    stop = asyncio.Event()
-    tasks = [asyncio.create_task(c) for c in
-             (OutboxRelay(pool, broker.bootstrap).run(stop), loop.run(stop), nudges.run(stop))]
-    try:
-        await asyncio.wait_for(loop.started.wait(), 60)
-        for _ in range(300):
-            if nudges.listening:
-                break
-            await asyncio.sleep(0.05)
-        assert await PipelineProbe(pool).wait_idle(30)
-        await nudges.wait(0.3)  # whatever was heard before
-
-        await _post(pool, world, source="studio")  # a studio's perception: player traffic
-        assert not await nudges.wait(3.0)
-        await _post(pool, world, source="perception")  # the world's own
-        assert await nudges.wait(10.0)
     finally:
         stop.set()
         await asyncio.gather(*tasks)
