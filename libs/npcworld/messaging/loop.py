@@ -505,10 +505,10 @@ class ConsumerLoop(Generic[D]):
                 instruments().events_handled.add(1, labels)
                 instruments().handler_duration.record(time.perf_counter() - started, labels)
         # Claimed last, in the same transaction: Postgres gives a transaction an id only at its first write,
-        # and the outbox relay holds back every event behind a transaction that has one. Claiming first made
-        # each handler's reads and slow calls (memory over HTTP, the LLM) hold back every other service's
-        # events. Another consumer that claimed one of these meanwhile fails the unique key: the batch is
-        # then redone on the careful path, which skips what was claimed.
+        # and readers that take only what is older than every open writer (the event log's API and SSE,
+        # webhooks, claim folds) wait for a transaction that has one. Another consumer that claimed one of
+        # these meanwhile fails the unique key: the batch is then redone on the careful path, which skips
+        # what was claimed.
         if fresh:
             await conn.execute(
                 "INSERT INTO processed_events (consumer, event_id) SELECT %s, unnest(%s::uuid[])",
