@@ -24,10 +24,13 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Literal
 
-__all__ = ["LANES", "LANE_HEADER", "Lane", "WorldFirst", "current_lane", "handling_lane", "is_player_traffic",
-           "lane_of_root_sql", "player_traffic_sql", "rank"]
+__all__ = ["LANES", "LANE_HEADER", "WRITER_HEADER", "Lane", "WorldFirst", "current_lane", "handling_lane",
+           "is_player_traffic", "lane_of_root_sql", "player_traffic_sql", "rank"]
 
 LANE_HEADER = "X-Npcworld-Lane"  # sent with internal API calls made while handling an event
+# Sent (the consumer's name) with an internal API call made inside a consumer's open transaction: a writer
+# waits for the answer, holding its locks (planning holds the NPC's), so it is never made to wait its turn.
+WRITER_HEADER = "X-Npcworld-Writer"
 
 Lane = Literal["interactive", "world", "ingest"]
 LANES: tuple[Lane, ...] = ("interactive", "world", "ingest")  # in the order a consumer takes them
@@ -97,9 +100,10 @@ class WorldFirst:
         else:
             self._free.set()
 
-    async def turn(self, lane: str | None) -> None:
-        """Return when a request for ``lane`` may be served."""
-        if rank(lane) <= rank("world") or self._free.is_set():
+    async def turn(self, lane: str | None, *, writer_waits: bool = False) -> None:
+        """Return when a request for ``lane`` may be served: at once when ``writer_waits`` (the request was
+        made inside a consumer's transaction; ``WRITER_HEADER``), else as the docstring of the class says."""
+        if rank(lane) <= rank("world") or writer_waits or self._free.is_set():
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._free.wait(), self.patience)

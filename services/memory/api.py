@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Annotated, Any
@@ -25,10 +26,11 @@ from npcworld.contracts import MemoryKind
 from npcworld.db import open_pool
 from npcworld.embeddings import EmbeddingSpaceMismatchError
 from npcworld.errors import NotFoundError, TransientError, ValidationError
-from npcworld.lanes import LANE_HEADER, handling_lane
+from npcworld.lanes import LANE_HEADER, WRITER_HEADER, handling_lane
 from npcworld.memory_client import MemoryPage, MemoryView, RetrievalRequest, RetrievedView
 from npcworld.messaging.retry import TRANSIENT_ERRORS, RetryPolicy
 from npcworld.service_auth import internal_app
+from npcworld.slow_calls import in_transaction
 from services.memory.deps import MemoryDeps
 from services.memory.domain import Memory, NpcRef, RetrievalWeights
 from services.memory.retrieval import RetrievedMemory, retrieve
@@ -69,8 +71,9 @@ def _routes(app: FastAPI) -> None:
     @app.post("/internal/v1/retrieve", response_model=list[RetrievedView])
     async def retrieve_memories(body: RetrievalRequest, request: Request) -> list[RetrievedView]:
         deps: MemoryDeps = request.app.state.deps
-        await deps.world_first.turn(request.headers.get(LANE_HEADER))
-        with handling_lane(request.headers.get(LANE_HEADER)):  # the lane of the event the caller handles
+        with _caller(request):
+            await deps.world_first.turn(request.headers.get(LANE_HEADER),
+                                        writer_waits=request.headers.get(WRITER_HEADER) is not None)
             return await _retrieve(request, deps, body)
 
     @app.get("/internal/v1/recent", response_model=list[MemoryView])
@@ -118,9 +121,22 @@ async def _retrieve(request: Request, deps: MemoryDeps, body: RetrievalRequest) 
     raise AssertionError("unreachable")
 
 
+@contextlib.contextmanager
+def _caller(request: Request) -> Iterator[None]:
+    """Work for this request runs in the lane of the event its caller handles, and, when the call was made
+    inside the caller's transaction, as part of it: a model call for it then never yields the CPU
+    (``npcworld.yielding``), since a writer waits for the answer."""
+    writer = request.headers.get(WRITER_HEADER)
+    with handling_lane(request.headers.get(LANE_HEADER)), (
+        in_transaction(writer) if writer else contextlib.nullcontext()
+    ):
+        yield
+
+
 async def _page(request: Request, npc: NpcRef, *, limit: int, **filters: Any) -> MemoryPage:
     deps: MemoryDeps = request.app.state.deps
-    await deps.world_first.turn(request.headers.get(LANE_HEADER))
+    await deps.world_first.turn(request.headers.get(LANE_HEADER),
+                                writer_waits=request.headers.get(WRITER_HEADER) is not None)
     async with request.app.state.pool.connection() as conn:
         stream = await deps.repository.get_npc(conn, npc)
         if stream is None:

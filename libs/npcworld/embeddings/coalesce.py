@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npcworld.lanes import current_lane
+from npcworld.slow_calls import current_transaction
 from npcworld.yielding import run_blocking, yields
 
 __all__ = ["Coalescer"]
@@ -53,7 +54,7 @@ class Coalescer:
         if len(texts) > self._small:
             return await run_blocking(self._embed_sync, texts)
         loop = asyncio.get_running_loop()
-        lowered = yields(current_lane())
+        lowered = yields(current_lane()) and current_transaction() is None  # a writer waits: never lowered
         queues = self._queues.setdefault(loop, {})
         if (queue := queues.get(lowered)) is None:
             queue = queues[lowered] = _Queue("ingest" if lowered else "world")

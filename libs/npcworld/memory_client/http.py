@@ -12,10 +12,10 @@ from pydantic import TypeAdapter
 from npcworld.cause import CAUSE_HEADER, current_cause
 from npcworld.contracts import MemoryKind
 from npcworld.errors import NotFoundError, PermanentError, TransientError, ValidationError
-from npcworld.lanes import LANE_HEADER, current_lane
+from npcworld.lanes import LANE_HEADER, WRITER_HEADER, current_lane
 from npcworld.memory_client.port import MemoryPage, MemoryView, RetrievalRequest, RetrievedView
 from npcworld.service_auth import client_headers
-from npcworld.slow_calls import slow_call
+from npcworld.slow_calls import current_transaction, slow_call
 
 __all__ = ["HttpMemoryReader"]
 
@@ -84,6 +84,8 @@ class HttpMemoryReader:
         headers = {CAUSE_HEADER: cause.header()} if cause else {}
         if lane is not None:
             headers[LANE_HEADER] = lane  # the memory service serves ingest traffic after the world's
+        if (writer := current_transaction()) is not None:
+            headers[WRITER_HEADER] = writer  # ... except what a transaction waits for
         response = await self._send(method, path, headers, kwargs)
         if response.status_code < 300:
             return response.json()

@@ -64,3 +64,18 @@ async def test_ingest_queries_share_runs_of_their_own_so_another_lane_never_wait
     # the calls that arrived together share a run within their class, never across
     runs = sorted((tuple(texts), nice) for texts, nice in seen)
     assert runs == [(("a", "c"), lowered), (("b", "d"), process)]
+
+
+async def test_an_ingest_query_a_writer_waits_for_joins_the_runs_that_are_not_lowered() -> None:
+    """A retrieval made inside a consumer's transaction (the memory API marks it so) holds the writer, and its
+    locks, until it is answered."""
+    seen: list[tuple[list[str], int]] = []
+
+    def embed(texts: list[str]) -> np.ndarray:
+        seen.append((texts, _nice()))
+        return np.zeros((len(texts), 3), dtype=np.float32)
+
+    coalescer = Coalescer(embed)
+    with handling_lane("ingest"), in_transaction("planning"):
+        await coalescer.embed(["waited for"])
+    assert seen == [(["waited for"], os.getpriority(os.PRIO_PROCESS, 0))]

@@ -116,6 +116,10 @@ async def test_ingest_requests_wait_their_turn_while_the_world_is_busy_but_never
     await serve("ingest")  # still busy: served after its patience, not starved
     assert asyncio.get_running_loop().time() - started >= 0.19
 
+    started = asyncio.get_running_loop().time()
+    await gate.turn("ingest", writer_waits=True)  # made inside a consumer's transaction: served at once
+    assert asyncio.get_running_loop().time() - started < 0.1
+
 
 class Clock:
     def __init__(self) -> None:
