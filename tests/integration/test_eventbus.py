@@ -368,7 +368,7 @@ async def test_the_relay_publishes_a_commit_at_once_and_never_skips_one_that_com
             )
             async with tally_db.connection() as late:
                 await tally_app.append_observations(late, world, [(npc, "later seq, commits first")])
-            assert await relay.drain_once(producer) == 1, "a commit must not wait for an unrelated open writer"
+            assert await relay.drain_once(producer) == 1, "a commit waits for no unrelated open writer"
         assert await relay.drain_once(producer) == 1, "the late commit is published after it"
     finally:
         await producer.stop()
