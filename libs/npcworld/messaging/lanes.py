@@ -70,7 +70,7 @@ class LaneQueue(Generic[R]):
         self.counts = counts  # whether a record is work for this consumer (others pass through at no cost)
         self.ingest_chunk = ingest_chunk
         self._waiting: dict[TopicPartition, list[_Entry[R]]] = {}  # not yet done, in offset order
-        self._ready: dict[int, list[tuple[tuple[int, int], int, _Entry[R]]]] = {}  # not taken, per lane
+        self._ready: dict[int, list[tuple[tuple[int, int], _Entry[R]]]] = {}  # not taken, per lane
         self._seen: dict[TopicPartition, int] = {}  # the highest offset added per partition
         self._count = 0
         self._arrivals = 0
@@ -92,7 +92,7 @@ class LaneQueue(Generic[R]):
             self._count += len(fresh)
             self._urgent += sum(e.urgent for e in fresh)
             for entry in fresh:
-                heapq.heappush(self._ready.setdefault(entry.rank, []), (entry.key, id(entry), entry))
+                heapq.heappush(self._ready.setdefault(entry.rank, []), (entry.key, entry))
 
     def _entry(self, tp: TopicPartition, record: R) -> _Entry[R]:
         self._arrivals += 1
@@ -114,7 +114,7 @@ class LaneQueue(Generic[R]):
             self._seen.pop(tp, None)
         gone = set(lost)
         for lane, heap in self._ready.items():
-            kept = [item for item in heap if item[2].tp not in gone]
+            kept = [item for item in heap if item[1].tp not in gone]
             heapq.heapify(kept)
             self._ready[lane] = kept
 
@@ -142,12 +142,12 @@ class LaneQueue(Generic[R]):
         records: list[R] = []
         work = 0
         while heap and len(records) < limit:
-            record = heap[0][2].record
+            record = heap[0][1].record
             if best != world:  # chats and ingest go in small chunks
                 work += self.counts(record)
                 if work > self.ingest_chunk:
                     break
-            records.append(heapq.heappop(heap)[2].record)
+            records.append(heapq.heappop(heap)[1].record)
         return records
 
     def done(self, records: list[R]) -> dict[TopicPartition, int]:
