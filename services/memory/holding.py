@@ -10,8 +10,9 @@ A step of a large world holds thousands of writes. They are released before the 
 transaction, a few at a time (``release_in_chunks``, the gather step of the StepCompleted and ClockChanged
 routes): each chunk's ratings and embeddings are computed with no transaction open, then its rows are deleted
 and its handlers run in one short transaction, so no transaction waits on a model or holds a step's other
-services back for long. The events the chunks append are parked in ``memory_unpublished`` and moved to the outbox together at the end, so other services (reflection reads an
-NPC's stream when its MemoryRecorded events add up) see a step's memories all at once, as before. The
+services back for long. The events the chunks append are parked in ``memory_unpublished`` and moved to the
+outbox together at the end, so other services (reflection reads an NPC's stream when its MemoryRecorded
+events add up) see a step's memories all at once, as before. The
 StepCompleted is claimed, with whatever is left (normally nothing), in its own transaction afterwards, so the
 step barrier waits for the whole release, and a crash in between resumes it on redelivery: each held row is
 removed in the transaction that applies it.
