@@ -30,7 +30,7 @@ from typing import TypeVar
 from npcworld.lanes import current_lane
 from npcworld.slow_calls import current_transaction
 
-__all__ = ["INGEST_THREADS", "ingest_nice", "run_blocking", "yields"]
+__all__ = ["INGEST_THREADS", "ingest_nice", "lowered", "run_blocking", "yields"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,12 @@ def yields(lane: str | None) -> bool:
     return lane == "ingest" and ingest_nice() > 0 and sys.platform.startswith("linux")
 
 
+def lowered(lane: str | None = None) -> bool:
+    """Whether model work made now for ``lane`` (None: the lane of the event being handled) runs on the
+    lowered threads: ingest work that no consumer transaction waits for."""
+    return current_transaction() is None and yields(lane if lane is not None else current_lane())
+
+
 def _lower_this_thread(by: int) -> None:
     tid = threading.get_native_id()
     try:
@@ -74,7 +80,7 @@ def _lowered() -> ThreadPoolExecutor:
 async def run_blocking(func: Callable[..., T], *args: object, lane: str | None = None) -> T:
     """``asyncio.to_thread(func, *args)``, on a lowered thread when the work is for ingest (``lane``, or the
     lane of the event being handled) and no consumer transaction waits for it."""
-    if current_transaction() is not None or not yields(lane if lane is not None else current_lane()):
+    if not lowered(lane):
         return await asyncio.to_thread(func, *args)
     context = contextvars.copy_context()
     call = functools.partial(context.run, func, *args)

@@ -72,8 +72,7 @@ def _routes(app: FastAPI) -> None:
     async def retrieve_memories(body: RetrievalRequest, request: Request) -> list[RetrievedView]:
         deps: MemoryDeps = request.app.state.deps
         with _caller(request):
-            await deps.world_first.turn(request.headers.get(LANE_HEADER),
-                                        writer_waits=request.headers.get(WRITER_HEADER) is not None)
+            await _turn(request, deps)
             return await _retrieve(request, deps, body)
 
     @app.get("/internal/v1/recent", response_model=list[MemoryView])
@@ -133,10 +132,16 @@ def _caller(request: Request) -> Iterator[None]:
         yield
 
 
+async def _turn(request: Request, deps: MemoryDeps) -> None:
+    """Wait until the request may be served (``WorldFirst``: ingest after the world's work, unless a writer
+    waits for it)."""
+    lane, writer_waits = request.headers.get(LANE_HEADER), WRITER_HEADER in request.headers
+    await deps.world_first.turn(lane, writer_waits=writer_waits)
+
+
 async def _page(request: Request, npc: NpcRef, *, limit: int, **filters: Any) -> MemoryPage:
     deps: MemoryDeps = request.app.state.deps
-    await deps.world_first.turn(request.headers.get(LANE_HEADER),
-                                writer_waits=request.headers.get(WRITER_HEADER) is not None)
+    await _turn(request, deps)
     async with request.app.state.pool.connection() as conn:
         stream = await deps.repository.get_npc(conn, npc)
         if stream is None:

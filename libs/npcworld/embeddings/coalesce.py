@@ -20,9 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from npcworld.lanes import current_lane
-from npcworld.slow_calls import current_transaction
-from npcworld.yielding import run_blocking, yields
+from npcworld.yielding import lowered, run_blocking
 
 __all__ = ["Coalescer"]
 
@@ -54,10 +52,10 @@ class Coalescer:
         if len(texts) > self._small:
             return await run_blocking(self._embed_sync, texts)
         loop = asyncio.get_running_loop()
-        lowered = yields(current_lane()) and current_transaction() is None  # a writer waits: never lowered
+        lower = lowered()  # ingest that no writer waits for
         queues = self._queues.setdefault(loop, {})
-        if (queue := queues.get(lowered)) is None:
-            queue = queues[lowered] = _Queue("ingest" if lowered else "world")
+        if (queue := queues.get(lower)) is None:
+            queue = queues[lower] = _Queue("ingest" if lower else "world")
         future: asyncio.Future[Vectors] = loop.create_future()
         queue.waiting.append((texts, future))
         if not queue.running:

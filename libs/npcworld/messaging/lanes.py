@@ -54,7 +54,11 @@ class _Entry(Generic[R]):
     tp: TopicPartition
     rank: int
     key: tuple[int, int]  # (store sequence number, arrival): the order ``take`` hands a lane's records out
-    urgent: bool
+
+    @property
+    def urgent(self) -> bool:
+        """A record ahead of ingest (a chat's, the world's)."""
+        return self.rank < LANES.index("ingest")
 
 
 class LaneQueue(Generic[R]):
@@ -99,7 +103,7 @@ class LaneQueue(Generic[R]):
         lane = rank(lane_of(record))
         # Records without the relay's ``seq`` (not from the relay) go first, in arrival order.
         key = (_seq(record), self._arrivals)
-        return _Entry(record, tp, lane, key, lane < LANES.index("ingest"))
+        return _Entry(record, tp, lane, key)
 
     def keep_only(self, assigned: Iterable[TopicPartition]) -> None:
         """Forget partitions no longer assigned (their new owner starts from the committed offset)."""

@@ -181,7 +181,7 @@ class OutboxRelay:
                 return total
 
     async def drain_once(self, producer: AIOKafkaProducer) -> int:
-        """Publish one batch of eligible rows and delete them from the outbox."""
+        """Publish one batch of committed rows (in sequence order) and delete them from the outbox."""
         async with self.pool.connection() as conn, conn.transaction():
             rows = await (await conn.execute(_PENDING, (self.batch_size,))).fetchall()
             if rows:
