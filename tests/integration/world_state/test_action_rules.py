@@ -48,6 +48,7 @@ async def test_an_action_breaking_a_rule_is_vetoed_or_replaced_and_the_veto_says
         fire = await decide("burn the bed", f"{w}:Home:bedroom:bed")
         vetoed = await p.events("ActionVetoed", after=start)
         started = await p.events("ActionStarted", after=start)
+        await p.digested(started)  # perception's read model has folded what took effect
 
     assert [(v.causation_id, v.payload.rule_id) for v in vetoed  # type: ignore[attr-defined]
             ] == [(coffee[0].event_id, "cafe-closed"), (fire[0].event_id, "no-arson")]
