@@ -28,6 +28,8 @@ from npcworld.messaging import ConsumerLoop
 from services.memory.deps import MemoryDeps
 from services.memory.domain import chat_memories, split_seed
 from services.memory.gathering import clear_prefetched, gather_slow_calls, prefetching
+from services.memory.queuing import queue_for_streams
+from services.memory.repository import Conn
 
 __all__ = ["EMBED_TEXTS", "MemoryConsumerLoop", "prefetch_embeddings"]
 
@@ -136,6 +138,17 @@ class MemoryConsumerLoop(ConsumerLoop[MemoryDeps]):
         finally:
             clear_prefetched(batch)
             _BATCH_DEPS.reset(token)
+
+    async def _before_handlers(self, conn: Conn, events: list[Envelope]) -> None:
+        """Queue for the memory streams the batch records into, in one order (``services.memory.queuing``);
+        a stepped world's own events are held for its step's end (``services.memory.holding``): nothing to
+        queue for."""
+        events = [e for e in events if e.type in self.routes]
+        if not is_player_traffic() and events:
+            worlds = sorted({(e.tenant_id, e.world_id) for e in events})
+            stepped = await self._base_deps.repository.stepped_worlds(conn, worlds)
+            events = [e for e in events if (e.tenant_id, e.world_id) not in stepped]
+        await queue_for_streams(conn, events)
 
     async def _names(self, events: list[Envelope]) -> dict[tuple[str, str, str], str]:
         """The stream names (or ids) of the NPCs whose texts quote their name."""

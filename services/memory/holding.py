@@ -20,6 +20,8 @@ removed in the transaction that applies it.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -30,19 +32,24 @@ from npcworld.cause import handling
 from npcworld.contracts import ClockChanged, Envelope, StepCompleted
 from npcworld.eventstore import EventStore, UnitOfWork
 from npcworld.lanes import is_player_traffic
+from npcworld.messaging import TRANSIENT_ERRORS
 from npcworld.stepping import steps
 from services.memory.batching import prefetch_embeddings
 from services.memory.deps import MemoryDeps
 from services.memory.gathering import gather_slow_calls, prefetching
+from services.memory.queuing import queue_for_streams
 from services.memory.repository import HeldRelease
 
 __all__ = ["held_in_stepped_worlds", "release_held", "release_in_chunks", "whole_npcs"]
 
 Handler = Callable[[Envelope, UnitOfWork, MemoryDeps], Awaitable[None]]
 
+logger = logging.getLogger(__name__)
+
 _RELEASE = HeldRelease()
 CHUNK = 64  # held writes read (and their slow calls made) at a time
 BUDGET_SECONDS = 0.5  # a chunk's transaction commits once it has been open this long
+_ATTEMPTS = 3  # tries of a chunk's transaction
 
 
 def held_in_stepped_worlds(handler: Handler) -> Handler:
@@ -87,6 +94,7 @@ async def release_held(
     if not held:
         return 0
     await prefetch_embeddings(held, deps)
+    await queue_for_streams(uow.conn, held)
     for original in held:
         caused = UnitOfWork(uow.conn, uow.store, cause=original)
         with handling(original.event_id, original.correlation_id):
@@ -137,7 +145,7 @@ async def _release_world(
         fresh = [e for _, e in rows if e.event_id not in gathered]
         await gather_slow_calls(fresh, local, pool, handlers)
         gathered.update(e.event_id for _, e in rows)
-        released += await _apply(event, rows, local, pool, handlers)
+        released += await _apply_retrying(event, rows, local, pool, handlers)
 
 
 def whole_npcs(rows: list[tuple[int, Envelope]], *, full: bool) -> list[tuple[int, Envelope]]:
@@ -159,6 +167,24 @@ def _prefix(rows: Sequence[tuple[int, Envelope]], last: Envelope) -> int:
     return len(rows)
 
 
+async def _apply_retrying(
+    event: Envelope, chunk: Sequence[tuple[int, Envelope]], deps: MemoryDeps, pool: AsyncConnectionPool,
+    handlers: Mapping[str, Handler],
+) -> int:
+    """``_apply``, again after a transient failure (a lost race, a deadlock): the chunk's transaction rolled
+    back whole, and giving up would leave the rest of the release to the StepCompleted's own transaction,
+    which rates what it finds inside it."""
+    for attempt in range(1, _ATTEMPTS + 1):
+        try:
+            return await _apply(event, chunk, deps, pool, handlers)
+        except TRANSIENT_ERRORS as exc:
+            if attempt == _ATTEMPTS:
+                raise
+            logger.info("releasing held memories: transient failure (attempt %d), retrying: %r", attempt, exc)
+            await asyncio.sleep(0.05 * attempt)
+    raise AssertionError("unreachable")
+
+
 async def _apply(
     event: Envelope, chunk: Sequence[tuple[int, Envelope]], deps: MemoryDeps, pool: AsyncConnectionPool,
     handlers: Mapping[str, Handler],
@@ -168,6 +194,7 @@ async def _apply(
     applied, store, started = 0, EventStore(), time.monotonic()
     async with pool.connection() as conn, conn.transaction():
         appended: list[uuid.UUID] = []
+        await queue_for_streams(conn, [original for _, original in chunk])
         for held_id, original in chunk:
             if not await _RELEASE.take(conn, held_id):
                 continue  # released meanwhile by another instance of the service

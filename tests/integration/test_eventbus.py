@@ -353,6 +353,47 @@ async def test_concurrent_appends_to_one_stream_version_let_exactly_one_win(
     assert results == ["lost", "won"]
 
 
+async def test_a_writer_queues_for_all_its_streams_in_one_order_whatever_order_it_names_them(
+    pool: AsyncConnectionPool
+) -> None:
+    """``queue_for_all`` takes the streams' places in the store's one order (by lock key), so two writers of
+    overlapping streams queue behind each other and never each hold a place the other waits for (a deadlock,
+    which Postgres breaks after a second by failing one). Seen from outside: a writer waiting for the first
+    stream in that order holds none of the later ones meanwhile, whichever order it named them in."""
+    store, tenant = EventStore(), uuid.uuid4().hex
+    async with pool.connection() as conn:
+        row = await (await conn.execute(
+            "SELECT s FROM unnest(%s::text[]) AS s ORDER BY hashtext(s)",
+            ([f"{tenant}/a", f"{tenant}/b"],))).fetchall()
+    first, later = (str(r[0]).split("/", 1)[1] for r in row)
+    holding, waiting = asyncio.Event(), asyncio.Event()
+    release = asyncio.Event()
+
+    async def holder() -> None:
+        async with pool.connection() as conn, conn.transaction():
+            await store.queue_for(conn, tenant, first)
+            holding.set()
+            await release.wait()
+
+    async def writer() -> None:
+        async with pool.connection() as conn, conn.transaction():
+            waiting.set()
+            await store.queue_for_all(conn, [(tenant, later), (tenant, first)])  # named the other way round
+            await store.queue_for(conn, tenant, later)  # queuing again for a stream it holds is free
+
+    held = asyncio.create_task(holder())
+    await holding.wait()
+    written = asyncio.create_task(writer())
+    await waiting.wait()
+    await asyncio.sleep(0.3)
+    assert not written.done()  # it waits for the first stream...
+    async with pool.connection() as conn, conn.transaction():
+        await conn.execute("SET LOCAL lock_timeout = '2s'")
+        await store.queue_for(conn, tenant, later)  # ...holding no place in the later one meanwhile
+    release.set()
+    await asyncio.wait_for(asyncio.gather(held, written), timeout=10)
+
+
 async def test_the_relay_publishes_a_commit_at_once_and_never_skips_one_that_commits_late(
     tally_db: AsyncConnectionPool, broker: BrokerForTests
 ) -> None:

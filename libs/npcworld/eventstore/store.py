@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -128,6 +128,21 @@ class EventStore:
         collision only queues two streams together."""
         await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
                            (_STREAM_LOCK_CLASS, f"{tenant_id}/{stream_id}"))
+
+    async def queue_for_all(self, conn: AsyncConnection[Any], streams: Iterable[tuple[str, str]]) -> None:
+        """``queue_for`` each (tenant, stream) in one statement, in one order for every caller (by lock key):
+        two transactions that will write overlapping sets of streams then queue one behind the other
+        instead of each holding a stream the other waits for (a deadlock that Postgres breaks only after its
+        ``deadlock_timeout``, failing one of them). Queuing for a stream again later in the transaction is
+        free; a stream left out and queued for later may still meet such a cycle (a transient error)."""
+        keys = sorted({f"{tenant}/{stream}" for tenant, stream in streams})
+        if keys:
+            # The aggregate takes the sorted subquery's rows one after another: the locks in key order.
+            await conn.execute(
+                "SELECT count(pg_advisory_xact_lock(%s, k)) FROM"
+                " (SELECT hashtext(s) AS k FROM unnest(%s::text[]) AS s ORDER BY 1) AS ordered",
+                (_STREAM_LOCK_CLASS, keys),
+            )
 
     async def append(
         self,

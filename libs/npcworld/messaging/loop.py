@@ -492,6 +492,7 @@ class ConsumerLoop(Generic[D]):
         done = await claims.processed(conn, self.name, ids)
         fresh = [i for i in ids if i not in done]
         pending = set(fresh)
+        await self._before_handlers(conn, [e for _, e in relevant if e.event_id in pending])
         async with self._maybe_pipeline(conn, {e.type for _, e in relevant}):
             for record, envelope in relevant:
                 labels = {"consumer": self.name, "event_type": envelope.type}
@@ -516,6 +517,10 @@ class ConsumerLoop(Generic[D]):
             )
             if await claims.covered(conn, self.name, fresh):  # claimed meanwhile and then folded
                 raise _ClaimedMeanwhile(f"{self.name}: an event of the batch was claimed meanwhile")
+
+    async def _before_handlers(self, conn: AsyncConnection[Any], events: list[Envelope]) -> None:
+        """Runs in a batch's transaction before the handlers of ``events`` (those not processed yet): a
+        service whose handlers queue for streams queues for all of them here, in one order."""
 
     def _maybe_pipeline(self, conn: AsyncConnection[Any], types: set[str]) -> Any:
         """Pipeline mode for a poll whose events all go to pipelined routes (``routes.on``) and to no

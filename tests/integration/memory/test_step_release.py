@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+import psycopg
 import pytest
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
@@ -294,6 +295,30 @@ async def test_a_release_cut_short_by_a_failure_is_finished_once_by_the_step_com
 
     await handle(pool, step, deps)  # the consumer then claims the StepCompleted with the rest
     assert [d for d, _ in await _recorded(pool, refs)] == _fixed_order(refs, 4)
+
+
+async def test_a_release_chunk_that_meets_a_deadlock_is_redone_not_left_to_the_step_completed(
+    pool: AsyncConnectionPool, deps: MemoryDeps
+) -> None:
+    """A chunk's transaction that loses a lock cycle with another writer (Postgres fails one of them) is
+    tried again: the release ends whole, in order, without leaving the rest to the StepCompleted's own
+    transaction (which would rate it inside that transaction)."""
+    refs, step = await _stepped_world(pool, deps, npcs=2, per_npc=4)
+    failing = {"left": 1}
+
+    async def deadlocks_once_on_the_sixth(event: Envelope, uow: UnitOfWork, d: MemoryDeps) -> None:
+        assert isinstance(event.payload, ObservationMade)
+        applying = not isinstance(d.rater, DraftCollector)
+        if applying and event.payload.description == _fixed_order(refs, 4)[5] and failing["left"]:
+            failing["left"] -= 1
+            raise psycopg.errors.DeadlockDetected("deadlock detected")
+        await on_observation_made(event, uow, d)
+
+    released = await release_in_chunks([step], deps, pool, {"ObservationMade": deadlocks_once_on_the_sixth},
+                                       chunk=2)
+    assert released == 8 and failing["left"] == 0
+    assert [d for d, _ in await _recorded(pool, refs)] == _fixed_order(refs, 4)
+    assert await _held(pool, step.world_id) == 0
 
 
 async def test_the_consumer_makes_a_steps_model_calls_with_no_transaction_open(
