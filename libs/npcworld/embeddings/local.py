@@ -15,7 +15,7 @@ from npcworld.embeddings._normalise import l2_normalise
 from npcworld.embeddings.coalesce import Coalescer
 from npcworld.errors import InfraError
 
-__all__ = ["LOCAL_MODEL_ID", "LocalMiniLMEmbedder"]
+__all__ = ["LOCAL_MODEL_ID", "LocalMiniLMEmbedder", "length_batches"]
 
 LOCAL_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 _MAX_TOKENS = 256  # the model's training length (sentence-transformers max_seq_length)
@@ -83,8 +83,7 @@ class LocalMiniLMEmbedder:
         missing = list(dict.fromkeys(t for t in texts if t not in found))
         if missing:
             self._load()
-            parts = [self._encode(missing[i : i + _BATCH]) for i in range(0, len(missing), _BATCH)]
-            fresh = np.concatenate(parts, axis=0)
+            fresh = self._encode(missing)
             with _recent_lock:
                 for text, vector in zip(missing, fresh, strict=True):
                     found[text] = vector
@@ -94,14 +93,26 @@ class LocalMiniLMEmbedder:
         return np.stack([found[t] for t in texts]).astype(np.float32)
 
     def _encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        encodings = self._tokenizer.encode_batch(texts)
+        """Tokenised together, run in batches of similar length (``length_batches``): the model computes
+        every position up to a batch's longest text, so a 256-token plan in a batch of 18-token
+        observations made each of them cost as much as the plan."""
+        encodings = self._tokenizer.encode_batch(texts)  # right-padded to the longest of all
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        lengths = mask.sum(axis=1)
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        for rows in length_batches(lengths.tolist()):
+            width = int(lengths[rows].max())
+            out[rows] = self._run(ids[rows, :width], mask[rows, :width])
+        return out
+
+    def _run(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         hidden = self._session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return l2_normalise(pooled.astype(np.float32))
+
 
     def _load(self) -> None:
         if self._session is not None:
@@ -134,3 +145,17 @@ class LocalMiniLMEmbedder:
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
             self._tokenizer = tokenizer
             self._session = session
+
+
+def length_batches(lengths: Sequence[int], *, size: int = _BATCH, stretch: float = 1.5) -> list[list[int]]:
+    """Indexes of texts with these token counts, grouped shortest first into batches of at most ``size`` in
+    which the longest is at most ``stretch`` times the shortest (plus a few tokens): padding then costs at
+    most about half again of the work, and a batch of equal lengths stays one model run."""
+    batches: list[list[int]] = []
+    for i in sorted(range(len(lengths)), key=lambda k: lengths[k]):
+        batch = batches[-1] if batches else None
+        if batch is None or len(batch) == size or lengths[i] > stretch * lengths[batch[0]] + 8:
+            batches.append([i])
+        else:
+            batch.append(i)
+    return batches

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from npcworld.embeddings import LOCAL_MODEL_ID, Embedder, LocalMiniLMEmbedder
+from npcworld.embeddings.local import length_batches
 
 embedder = LocalMiniLMEmbedder()  # loads lazily: nothing happens until the first embed
 
@@ -43,3 +44,14 @@ async def test_embedding_nothing_returns_an_empty_matrix() -> None:
 def test_the_local_embedder_satisfies_the_port() -> None:
     port: Embedder = embedder
     assert port.dimensions == 384
+
+
+def test_texts_are_batched_with_others_of_similar_length_so_a_long_one_pads_no_short_one() -> None:
+    lengths = [18, 250, 17, 20, 240, 19, 60]
+    batches = length_batches(lengths)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))  # each text once
+    assert batches == [[2, 0, 5, 3], [6], [4, 1]]  # shortest first; 60 and 240 never pad an 18
+
+
+def test_a_batch_holds_at_most_its_size_of_texts_of_one_length() -> None:
+    assert [len(b) for b in length_batches([12] * 70, size=32)] == [32, 32, 6]
