@@ -8,7 +8,8 @@ therefore run on worker threads of a lower scheduling priority (``INGEST_NICE``,
 process's; 0 runs them like the rest). Nothing of ingest is lost or skipped: on a machine with spare CPU
 these threads run at once; on a saturated one they get what the world's steps and the players' chats leave.
 Work a consumer transaction waits for never yields: an open writer holds the outbox relay, and so every
-world's next event, until it ends (``npcworld.slow_calls``).
+world's next event, until it ends (``npcworld.slow_calls``). Work nobody waits for yields too, whatever its
+lane (``unawaited``: the memory service recording a chat whose reply is already out).
 
 Only the thread's nice value changes (Linux keeps one per thread; raising it needs no privilege). Elsewhere
 the calls run on the ordinary threads.
@@ -17,20 +18,22 @@ the calls run on the ordinary threads.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import logging
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from typing import TypeVar
 
 from npcworld.lanes import current_lane
 from npcworld.slow_calls import current_transaction
 
-__all__ = ["INGEST_THREADS", "ingest_nice", "lowered", "run_blocking", "yields"]
+__all__ = ["INGEST_THREADS", "ingest_nice", "lowered", "run_blocking", "unawaited", "yields"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +42,7 @@ T = TypeVar("T")
 INGEST_THREADS = 2
 _executor: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
+_unawaited: ContextVar[bool] = ContextVar("npcworld_unawaited_model_work", default=False)
 
 
 def ingest_nice() -> int:
@@ -56,8 +60,22 @@ def yields(lane: str | None) -> bool:
 
 def lowered(lane: str | None = None) -> bool:
     """Whether model work made now for ``lane`` (None: the lane of the event being handled) runs on the
-    lowered threads: ingest work that no consumer transaction waits for."""
-    return current_transaction() is None and yields(lane if lane is not None else current_lane())
+    lowered threads: ingest work, or work nobody waits for (``unawaited``), that no consumer transaction
+    waits for."""
+    if current_transaction() is not None:
+        return False
+    return yields(lane if lane is not None else current_lane()) or (_unawaited.get() and yields("ingest"))
+
+
+@contextlib.contextmanager
+def unawaited() -> Iterator[None]:
+    """Model work made meanwhile is work no one waits for, whatever its lane (the memory service recording
+    a chat after its reply was sent): it yields the CPU as ingest's does."""
+    token = _unawaited.set(True)
+    try:
+        yield
+    finally:
+        _unawaited.reset(token)
 
 
 def _lower_this_thread(by: int) -> None:

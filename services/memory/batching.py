@@ -7,6 +7,7 @@ handlers do not run.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
@@ -23,8 +24,9 @@ from npcworld.contracts import (
 )
 from npcworld.embeddings import PrefetchingEmbedder
 from npcworld.errors import PermanentError
-from npcworld.lanes import is_player_traffic
+from npcworld.lanes import current_lane, is_player_traffic
 from npcworld.messaging import ConsumerLoop
+from npcworld.yielding import unawaited
 from services.memory.deps import MemoryDeps
 from services.memory.domain import chat_memories, split_seed
 from services.memory.gathering import clear_prefetched, gather_slow_calls, prefetching
@@ -120,24 +122,32 @@ class MemoryConsumerLoop(ConsumerLoop[MemoryDeps]):
         base = self._base_deps
         batch = prefetching(base)  # caches of this batch's own
         token = _BATCH_DEPS.set(batch)
+        # A chat's memories are recorded after its reply went out: their model work yields the CPU as
+        # ingest's does (``npcworld.yielding``).
+        background = unawaited() if current_lane() == "interactive" else contextlib.nullcontext()
         try:
-            try:
-                # A route that gathers does its own slow calls (a step's release rates its held writes):
-                # a dry run of it here would rate them a second time.
-                gathering = self.routes.gathering()
-                written = [e for e in await self._written_now(events) if e.type not in gathering]
-                if base.rate_before_transaction and written:
-                    # Ratings and embeddings, found by a dry run, made with no transaction open; the poll's
-                    # transaction then only writes (DESIGN.md "Two phases per handler").
-                    await gather_slow_calls(written, batch, self.pool, self.routes)
-                else:
-                    await prefetch_embeddings(written, batch, await self._names(written))
-            except Exception:  # only an optimisation: the handlers embed on the spot and meet the error there
-                logger.warning("preparing %d events' slow calls failed", len(events), exc_info=True)
+            with background:
+                await self._prepare(events, batch)
             await super()._process_batch(list(records), dead)
         finally:
             clear_prefetched(batch)
             _BATCH_DEPS.reset(token)
+
+    async def _prepare(self, events: list[Envelope], batch: MemoryDeps) -> None:
+        """The batch's ratings and embeddings, made before its transaction into ``batch``'s caches."""
+        try:
+            # A route that gathers does its own slow calls (a step's release rates its held writes):
+            # a dry run of it here would rate them a second time.
+            gathering = self.routes.gathering()
+            written = [e for e in await self._written_now(events) if e.type not in gathering]
+            if batch.rate_before_transaction and written:
+                # Ratings and embeddings, found by a dry run, made with no transaction open; the poll's
+                # transaction then only writes (DESIGN.md "Two phases per handler").
+                await gather_slow_calls(written, batch, self.pool, self.routes)
+            else:
+                await prefetch_embeddings(written, batch, await self._names(written))
+        except Exception:  # only an optimisation: the handlers embed on the spot and meet the error there
+            logger.warning("preparing %d events' slow calls failed", len(events), exc_info=True)
 
     async def _before_handlers(self, conn: Conn, events: list[Envelope]) -> None:
         """Queue for the memory streams the batch records into, in one order (``services.memory.queuing``);

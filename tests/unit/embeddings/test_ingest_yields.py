@@ -14,7 +14,7 @@ import pytest
 from npcworld.embeddings.coalesce import Coalescer
 from npcworld.lanes import handling_lane
 from npcworld.slow_calls import in_transaction
-from npcworld.yielding import run_blocking
+from npcworld.yielding import run_blocking, unawaited
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
 
@@ -37,6 +37,18 @@ async def test_ingest_work_runs_on_a_lowered_thread_and_the_world_s_does_not() -
 async def test_work_a_consumer_transaction_waits_for_is_never_lowered() -> None:
     with handling_lane("ingest"), in_transaction("memory"):
         assert await run_blocking(_nice) == os.getpriority(os.PRIO_PROCESS, 0)
+
+
+async def test_work_nobody_waits_for_is_lowered_whatever_its_lane_unless_a_transaction_waits() -> None:
+    """The memory service records a chat's memories after the reply went out: a chat's lane, nobody
+    waiting (``unawaited``)."""
+    process = os.getpriority(os.PRIO_PROCESS, 0)
+    with handling_lane("interactive"), unawaited():
+        background = await run_blocking(_nice)
+        with in_transaction("memory"):
+            written = await run_blocking(_nice)
+    assert background == min(19, process + 10)
+    assert written == process
 
 
 async def test_nice_zero_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
