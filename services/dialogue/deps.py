@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from npcworld.llm import LLM
 from npcworld.memory_client import MemoryReader
+from npcworld.messaging.lanes import INGEST_CHUNK
 from services.dialogue.domain import TurnRules
 from services.dialogue.repository import DialogueRepository
 
@@ -21,4 +22,4 @@ class DialogueDeps:
     repository: DialogueRepository = field(default_factory=DialogueRepository)
     rules: TurnRules = field(default_factory=TurnRules)
     retrieve_k: int = 8
-    prepare_concurrency: int = 4
+    prepare_concurrency: int = INGEST_CHUNK  # a chats' batch (a chunk) has its replies made all at once
