@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Annotated
+from typing import Annotated, cast
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.types import Scope
 
 from services.gateway.domain import Bucket, take
 from services.gateway.repository import ApiKey, KeyRepository
 
-__all__ = ["Caller", "RateLimiter", "require", "require_world"]
+__all__ = ["Caller", "RateLimiter", "find_key", "require", "require_world"]
 
 _bearer = HTTPBearer(auto_error=False, scheme_name="ApiKey",
                      description="API key or player session token: `Authorization: Bearer npcw_...`")
@@ -35,13 +36,28 @@ class RateLimiter:
         return wait
 
 
+_FOUND = "npcworld_api_key"  # the key a middleware looked up for this request: (secret, key or None)
+
+
+async def find_key(scope: Scope, secret: str) -> ApiKey | None:
+    """The live key with this secret, looked up once per request: the idempotency layer (before routing)
+    and the route's authentication ask for the same key."""
+    state = scope.setdefault("state", {})
+    found = state.get(_FOUND)
+    if found is not None and found[0] == secret:
+        return cast("ApiKey | None", found[1])
+    async with scope["app"].state.pool.connection() as conn:
+        key = await KeyRepository(conn).find_key(secret)
+    state[_FOUND] = (secret, key)
+    return key
+
+
 async def _caller(
     request: Request, creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 ) -> ApiKey:
     if creds is None:
         raise HTTPException(401, "missing API key", headers={"WWW-Authenticate": "Bearer"})
-    async with request.app.state.pool.connection() as conn:
-        key = await KeyRepository(conn).find_key(creds.credentials)
+    key = await find_key(request.scope, creds.credentials)
     if key is None:
         raise HTTPException(401, "unknown or revoked API key", headers={"WWW-Authenticate": "Bearer"})
     wait = request.app.state.limiter.admit(key)

@@ -15,7 +15,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from services.gateway.repository import IdempotencyStore, KeyRepository
+from services.gateway.auth import find_key
+from services.gateway.repository import IdempotencyStore
 
 __all__ = ["IdempotencyMiddleware"]
 
@@ -131,8 +132,8 @@ class IdempotencyMiddleware:
         scheme, _, secret = authorization.decode("latin-1").partition(" ")
         if scheme.lower() != "bearer" or not secret:
             return None
-        async with scope["app"].state.pool.connection() as conn:
-            return await KeyRepository(conn).tenant_of(secret.strip())
+        key = await find_key(scope, secret.strip())
+        return key.tenant_id if key else None
 
 
 async def _read_body(receive: Receive) -> bytes:

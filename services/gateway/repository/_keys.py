@@ -175,8 +175,3 @@ class KeyRepository:
             return None
         worlds = frozenset(row[5]) if row[5] is not None else None
         return ApiKey(row[0], row[1], frozenset(row[2]), row[3], row[4], worlds, row[6])
-
-    async def tenant_of(self, secret: str) -> str | None:
-        """The tenant of a live key (for the idempotency layer, which runs before routing)."""
-        key = await self.find_key(secret)
-        return key.tenant_id if key else None

@@ -45,12 +45,8 @@ class _Store:
         self.rows.pop((tenant, key), None)
 
 
-class _Keys:
-    def __init__(self, conn: object) -> None:
-        pass
-
-    async def tenant_of(self, secret: str) -> str:
-        return "studio"
+async def _find_key(scope: Scope, secret: str) -> Any:
+    return SimpleNamespace(tenant_id="studio")
 
 
 class _Pool:
@@ -63,7 +59,7 @@ class _Pool:
 def _fakes(monkeypatch: pytest.MonkeyPatch) -> None:
     _Store.rows = {}
     monkeypatch.setattr(idempotency, "IdempotencyStore", _Store)
-    monkeypatch.setattr(idempotency, "KeyRepository", _Keys)
+    monkeypatch.setattr(idempotency, "find_key", _find_key)
 
 
 def _scope(key: str) -> Scope:
