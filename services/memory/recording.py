@@ -26,7 +26,6 @@ from services.memory.domain import (
 )
 from services.memory.gathering import DraftCollector
 from services.memory.projection import apply_recorded_new, claim_own
-from services.memory.repository import AblationRepository
 
 __all__ = ["IDLE_RULE", "REUSED", "is_repeated_observation", "record_memories"]
 
@@ -55,11 +54,15 @@ async def record_memories(
         EmbeddingSpaceMismatchError: the stream's vectors come from another embedding model.
         TransientError: the importance rater returned a different number of ratings than asked.
     """
-    if drafts:  # an ablated world (WorldCreated.ablations) records no memory of the ablated kinds
-        dropped = await _ablated(uow, stream)
-        drafts = [d for d in drafts if d.kind not in dropped]
-    if not drafts or await deps.repository.is_retired(uow.conn, stream.npc):
-        return []  # a retired NPC remembers nothing new (what it remembered stays)
+    if not drafts:
+        return []
+    retired, ablations = await deps.repository.recording_bars(uow.conn, stream.npc)
+    # A retired NPC remembers nothing new (what it remembered stays); an ablated world
+    # (WorldCreated.ablations) records no memory of the ablated kinds.
+    dropped = ablated_kinds(ablations) if ablations else frozenset()
+    drafts = [d for d in drafts if d.kind not in dropped]
+    if retired or not drafts:
+        return []
     space = EmbeddingSpace.of(deps.embedder)
     stored = (
         EmbeddingSpace(stream.embedding_model, stream.embedding_dims or 0) if stream.embedding_model else None
@@ -135,11 +138,6 @@ async def _earlier_ratings(
             if earlier is not None:
                 known[i] = (earlier, REUSED)
     return known
-
-
-async def _ablated(uow: UnitOfWork, stream: NpcStream) -> frozenset[str]:
-    kinds = await AblationRepository().kinds(uow.conn, stream.npc.tenant_id, stream.npc.world_id)
-    return ablated_kinds(kinds) if kinds else frozenset()
 
 
 def _recorded(m: Memory, space: EmbeddingSpace | None, importance_model: str) -> MemoryRecorded:

@@ -19,14 +19,6 @@ class AblationRepository:
             (tenant_id, world_id, sorted(set(kinds))),
         )
 
-    async def kinds(self, conn: Conn, tenant_id: str, world_id: str) -> frozenset[str]:
-        cur = await conn.execute(
-            "SELECT kinds FROM memory_world_ablations WHERE tenant_id = %s AND world_id = %s",
-            (tenant_id, world_id),
-        )
-        row = await cur.fetchone()
-        return frozenset(row[0]) if row else frozenset()
-
     async def delete_world(self, conn: Conn, tenant_id: str, world_id: str) -> None:
         await conn.execute(
             "DELETE FROM memory_world_ablations WHERE tenant_id = %s AND world_id = %s", (tenant_id, world_id)

@@ -261,14 +261,18 @@ class MemoryRepository(
             (npc.tenant_id, npc.world_id, npc.npc_id),
         )
 
-    async def is_retired(self, conn: Conn, npc: NpcRef) -> bool:
+    async def recording_bars(self, conn: Conn, npc: NpcRef) -> tuple[bool, frozenset[str]]:
+        """What keeps memories from being recorded, in one statement: whether the NPC is retired, and the
+        memory kinds its world never records (``WorldCreated.ablations``; empty: every kind)."""
         cur = await conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM memory_retired"
-            " WHERE tenant_id = %s AND world_id = %s AND npc_id = %s)",
-            (npc.tenant_id, npc.world_id, npc.npc_id),
+            "SELECT EXISTS (SELECT 1 FROM memory_retired WHERE tenant_id = %(t)s AND world_id = %(w)s"
+            " AND npc_id = %(n)s),"
+            " (SELECT kinds FROM memory_world_ablations WHERE tenant_id = %(t)s AND world_id = %(w)s)",
+            {"t": npc.tenant_id, "w": npc.world_id, "n": npc.npc_id},
         )
         row = await cur.fetchone()
-        return bool(row and row[0])
+        assert row is not None
+        return bool(row[0]), frozenset(row[1] or ())
 
     async def delete_world(self, conn: Conn, tenant_id: str, world_id: str) -> None:
         """Drop every memory stream of a world (the projection of a WorldDeleted event)."""
