@@ -28,6 +28,7 @@ from services.memory.accesses import flush_accesses_forever
 from services.memory.api import create_app
 from services.memory.batching import MemoryConsumerLoop
 from services.memory.deps import MemoryDeps
+from services.memory.gathering import DRY_RUN_CONNECTIONS
 from services.memory.handlers import ROUTES
 from services.memory.importance import LLMImportanceRater
 from services.memory.indexing import maintain_indexes
@@ -108,7 +109,8 @@ async def serve_memory(
 async def _consume(name: str, settings: Settings, deps: MemoryDeps, stop: asyncio.Event) -> None:
     """npcworld.service.serve with the memory consumer loop (which embeds each poll in one call)."""
     endpoints = resolve_endpoints(settings)
-    pool = await start_dependencies(name, endpoints, stop)
+    # Beside the loop's batches: a step's release and the dry runs that read for it (DRY_RUN_CONNECTIONS).
+    pool = await start_dependencies(name, endpoints, stop, pool_size=4 + DRY_RUN_CONNECTIONS)
     if pool is None:
         return
     try:

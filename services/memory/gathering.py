@@ -32,11 +32,14 @@ from services.memory.domain import (
     RatingContext,
     shared_calls,
 )
+from services.memory.queuing import stream_written
 
-__all__ = ["DraftCollector", "PrefetchingRater", "RatingRequest", "batches", "clear_prefetched", "dry_run",
-           "gather_slow_calls", "prefetching"]
+__all__ = ["DRY_RUN_CONNECTIONS", "DraftCollector", "PrefetchingRater", "RatingRequest", "batches",
+           "clear_prefetched", "dry_run", "gather_slow_calls", "prefetching"]
 
 logger = logging.getLogger(__name__)
+
+DRY_RUN_CONNECTIONS = 3  # NPCs whose dry runs read at once (the memory consumer's pool holds a few more)
 
 Handler = Callable[[Envelope, UnitOfWork, MemoryDeps], Awaitable[None]]
 
@@ -121,23 +124,43 @@ def batches(requests: Iterable[RatingRequest]) -> list[tuple[RatingContext, list
 
 
 async def dry_run(
-    events: Sequence[Envelope], deps: MemoryDeps, pool: AsyncConnectionPool, handlers: Mapping[str, Handler]
+    events: Sequence[Envelope], deps: MemoryDeps, pool: AsyncConnectionPool, handlers: Mapping[str, Handler],
+    *, connections: int = DRY_RUN_CONNECTIONS,
 ) -> DraftCollector:
-    """What the handlers of ``events`` would embed and rate; writes nothing."""
-    collector = DraftCollector()
-    dry = dataclasses.replace(deps, rater=collector)
+    """What the handlers of ``events`` would embed and rate, in their order; writes nothing.
+
+    Each NPC's events run in a rolled-back transaction of their own, up to ``connections`` NPCs at a time: a
+    run only reads (what it would write is rolled back), and its reads take a round trip each, which on a
+    saturated machine costs several milliseconds, so a step's 25 NPCs read side by side rather than one after
+    another. An NPC's events stay together and in order (a new NPC's stream, set up by one, is read by the
+    next). What they collect is merged in the events' order, so the rating calls are the same as one run's.
+    """
+    runnable = [e for e in events if e.type in handlers and e.forked_from is None]
+    collectors = [DraftCollector() for _ in runnable]
+    by_npc: dict[object, list[int]] = {}
+    for i, event in enumerate(runnable):
+        by_npc.setdefault(stream_written(event) or (event.tenant_id, event.world_id), []).append(i)
+    gate = asyncio.Semaphore(connections)
     store = EventStore()
-    async with pool.connection() as conn, conn.transaction(force_rollback=True):
-        for event in events:
-            handler = handlers.get(event.type)
-            if handler is None or event.forked_from is not None:
-                continue
-            try:
-                async with conn.transaction():
-                    await handler(event, UnitOfWork(conn, store, cause=event), dry)
-            except Exception:  # the real run meets the same error where it is handled (dead letters)
-                logger.debug("dry run of %s event_id=%s failed", event.type, event.event_id, exc_info=True)
-    return collector
+
+    async def run(indexes: list[int]) -> None:
+        async with gate, pool.connection() as conn, conn.transaction(force_rollback=True):
+            for i in indexes:
+                event = runnable[i]
+                dry = dataclasses.replace(deps, rater=collectors[i])
+                try:
+                    async with conn.transaction():
+                        await handlers[event.type](event, UnitOfWork(conn, store, cause=event), dry)
+                except Exception:  # the real run meets the same error where it is handled (dead letters)
+                    logger.debug("dry run of %s event_id=%s failed", event.type, event.event_id,
+                                 exc_info=True)
+
+    await asyncio.gather(*(run(indexes) for indexes in by_npc.values()))
+    merged = DraftCollector()
+    for collector in collectors:
+        merged.requests += collector.requests
+        merged.texts += collector.texts
+    return merged
 
 
 async def gather_slow_calls(
