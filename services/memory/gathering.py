@@ -2,12 +2,12 @@
 transaction; the writes then, in a short one.
 
 A dry run of the handlers, in transactions that are rolled back (one per NPC, a few NPCs at a time), finds
-what each would rate and embed (``record_memories`` collects instead of recording while the rater is a ``DraftCollector``). The
-importance ratings (one LLM call per world and moment: a step's new memories of every NPC, or per NPC and
-moment with a rater of one NPC at a time) and the embeddings (one model call)
-are then computed with no transaction open, and the real run finds them in the ``PrefetchingRater`` and
-``PrefetchingEmbedder`` caches. A handler that asks for something the dry run did not foresee still gets
-it, on the spot.
+what each would rate and embed (``record_memories`` collects instead of recording while the rater is a
+``DraftCollector``). The importance ratings (one LLM call per world and moment: a step's new memories of every
+NPC, or per NPC and moment with a rater of one NPC at a time) and the embeddings (one model call) are then
+computed with no transaction open, and the real run finds them in the ``PrefetchingRater`` and
+``PrefetchingEmbedder`` caches. A handler that asks for something the dry run did not foresee still gets it,
+on the spot.
 """
 
 from __future__ import annotations

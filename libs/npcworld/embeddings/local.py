@@ -113,7 +113,6 @@ class LocalMiniLMEmbedder:
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return l2_normalise(pooled.astype(np.float32))
 
-
     def _load(self) -> None:
         if self._session is not None:
             return
