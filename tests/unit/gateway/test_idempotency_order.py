@@ -3,9 +3,7 @@ arrives is replayed that answer, never refused as "still in progress"."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -14,6 +12,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from services.gateway import idempotency
 from services.gateway.idempotency import IdempotencyMiddleware
+from tests.unit.gateway.fakes import FakePool
 
 
 class _Record(SimpleNamespace):
@@ -49,12 +48,6 @@ async def _find_key(scope: Scope, secret: str) -> Any:
     return SimpleNamespace(tenant_id="studio")
 
 
-class _Pool:
-    @contextlib.asynccontextmanager
-    async def connection(self) -> AsyncIterator[object]:
-        yield object()
-
-
 @pytest.fixture(autouse=True)
 def _fakes(monkeypatch: pytest.MonkeyPatch) -> None:
     _Store.rows = {}
@@ -63,7 +56,7 @@ def _fakes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _scope(key: str) -> Scope:
-    state = SimpleNamespace(pool=_Pool(), settings=SimpleNamespace(gateway_idempotency_ttl_seconds=60))
+    state = SimpleNamespace(pool=FakePool(), settings=SimpleNamespace(gateway_idempotency_ttl_seconds=60))
     return {"type": "http", "method": "POST", "path": "/v1/worlds/w/npcs/marta/perceptions",
             "headers": [(b"idempotency-key", key.encode()), (b"authorization", b"Bearer secret")],
             "app": SimpleNamespace(state=state)}

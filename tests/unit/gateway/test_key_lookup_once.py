@@ -3,14 +3,13 @@ authentication share the answer; another secret is looked up on its own."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from services.gateway import auth
+from tests.unit.gateway.fakes import FakePool
 
 
 class _Keys:
@@ -24,12 +23,6 @@ class _Keys:
         return SimpleNamespace(tenant_id="studio") if secret == "good" else None
 
 
-class _Pool:
-    @contextlib.asynccontextmanager
-    async def connection(self) -> AsyncIterator[object]:
-        yield object()
-
-
 @pytest.fixture(autouse=True)
 def _fakes(monkeypatch: pytest.MonkeyPatch) -> None:
     _Keys.asked = []
@@ -37,7 +30,7 @@ def _fakes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _scope() -> dict[str, Any]:
-    return {"type": "http", "app": SimpleNamespace(state=SimpleNamespace(pool=_Pool()))}
+    return {"type": "http", "app": SimpleNamespace(state=SimpleNamespace(pool=FakePool()))}
 
 
 async def test_the_idempotency_layer_and_the_route_share_one_lookup_of_the_key() -> None:
