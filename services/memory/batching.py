@@ -30,7 +30,7 @@ from npcworld.yielding import unawaited
 from services.memory.deps import MemoryDeps
 from services.memory.domain import chat_memories, split_seed
 from services.memory.gathering import clear_prefetched, gather_slow_calls, prefetching
-from services.memory.queuing import queue_for_streams
+from services.memory.queuing import queue_for_streams, stream_written
 from services.memory.repository import Conn
 
 __all__ = ["EMBED_TEXTS", "MemoryConsumerLoop", "prefetch_embeddings"]
@@ -153,7 +153,7 @@ class MemoryConsumerLoop(ConsumerLoop[MemoryDeps]):
         """Queue for the memory streams the batch records into, in one order (``services.memory.queuing``);
         a stepped world's own events are held for its step's end (``services.memory.holding``): nothing to
         queue for."""
-        events = [e for e in events if e.type in self.routes]
+        events = [e for e in events if e.type in self.routes and stream_written(e) is not None]
         if not is_player_traffic() and events:
             worlds = sorted({(e.tenant_id, e.world_id) for e in events})
             stepped = await self._base_deps.repository.stepped_worlds(conn, worlds)
