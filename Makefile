@@ -9,6 +9,9 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml sdk/python/pyproject.toml
 
 # The gateway's port: `make run PORT=8080`.
 PORT ?= 8000
+# Test processes (pytest-xdist): most tests wait on subprocesses and the broker, so three share two cores
+# well. Modules that start a whole stack are kept to two workers (tests/conftest.py).
+TEST_WORKERS ?= 3
 
 run: $(STAMP)
 	$(VENV)/bin/npcworld run --port $(PORT)
@@ -19,7 +22,7 @@ test: $(STAMP)
 	@test -x /usr/bin/chromium -a -x /usr/bin/promtool || { test "$$(id -u)" = 0 && apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium prometheus >/dev/null; } || \
 	  { echo "the tests need /usr/bin/chromium and /usr/bin/promtool: sudo apt-get install chromium prometheus"; exit 1; }
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check libs services launcher tests bench sdk/python

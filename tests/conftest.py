@@ -4,6 +4,50 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 # Test webhook receivers listen on 127.0.0.1, which the egress policy refuses by default. Set before any
 # fixture starts a gateway, dispatcher or `npcworld run`, so their subprocesses inherit it.
 os.environ["WEBHOOK_ALLOW_HOSTS"] = "127.0.0.1,localhost"
+
+
+# Modules that bring up a whole stack (`npcworld run`, or most services at once) and run for tens of seconds.
+# Under pytest-xdist (`make test` runs three workers) they are split between two workers, so at most two
+# such stacks share the machine's cores at a time, and they start first; every other module stays on one
+# worker (its module fixtures start once).
+WHOLE_STACK = {
+    "stack-a": (
+        "tests/chaos/test_chaos.py",
+        "tests/e2e/sdk/test_web_game.py",
+        "tests/e2e/test_console_operations.py",
+        "tests/e2e/test_memory_poisoning_stack.py",
+        "tests/integration/test_dependency_outages.py",
+        "tests/integration/test_scenario_command.py",
+        "tests/integration/test_cli_stack.py",
+    ),
+    "stack-b": (
+        "tests/integration/test_live_rotation.py",
+        "tests/e2e/sdk/test_sdks_live.py",
+        "tests/e2e/test_console.py",
+        "tests/e2e/test_designer_edits.py",
+        "tests/integration/replay/test_read_models_are_folds.py",
+        "tests/integration/test_eval_command.py",
+        "tests/integration/test_run_stop.py",
+        "tests/integration/world_state/test_level_of_detail.py",
+    ),
+}
+_GROUP_OF = {module: group for group, modules in WHOLE_STACK.items() for module in modules}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    seen: set[str] = set()
+    if twice := sorted({item.nodeid for item in items if item.nodeid in seen or seen.add(item.nodeid)}):
+        # pytest-xdist schedules by node id: it would run one of the items that share one.
+        raise pytest.UsageError(f"tests share a node id (all but one would be skipped by -n): {twice[:5]}")
+    if not hasattr(config, "workerinput"):
+        return  # not a pytest-xdist worker
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(_GROUP_OF.get(module, module)))
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in _GROUP_OF)  # stable: whole stacks first

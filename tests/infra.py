@@ -27,14 +27,20 @@ class PostgresForTests:
     def __init__(self, root: Path) -> None:
         self.pgdata = root / "pgdata"
         self.url = start_postgres(self.pgdata)
+        self._template: str | None = None
 
     def fresh_database(self) -> str:
+        """A new database with every migration applied: a copy of one migrated once per server (a copy
+        takes ~0.1 s, migrating ~0.8 s)."""
         name = f"t_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(self.url, autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name}")
-        url = with_database(self.url, name)
-        apply_migrations(url)
-        return url
+            if self._template is None:
+                template = f"migrated_{uuid.uuid4().hex[:8]}"
+                conn.execute(f"CREATE DATABASE {template}")
+                apply_migrations(with_database(self.url, template))
+                self._template = template
+            conn.execute(f"CREATE DATABASE {name} TEMPLATE {self._template}")
+        return with_database(self.url, name)
 
     def close(self) -> None:
         stop_postgres(self.pgdata)
