@@ -9,8 +9,9 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml sdk/python/pyproject.toml
 
 # The gateway's port: `make run PORT=8080`.
 PORT ?= 8000
-# Test processes (pytest-xdist): most tests wait on subprocesses and the broker, so three share two cores
-# well. Modules that start a whole stack are kept to two workers (tests/conftest.py).
+# Test processes (pytest-xdist): on two cores three took the suite from 28 to 16 minutes (much of it waits
+# on the services and the broker the tests start). Modules that start a whole stack keep to two of them
+# (tests/conftest.py).
 TEST_WORKERS ?= 3
 
 run: $(STAMP)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 import pytest
 
@@ -41,8 +42,7 @@ _GROUP_OF = {module: group for group, modules in WHOLE_STACK.items() for module 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    seen: set[str] = set()
-    if twice := sorted({item.nodeid for item in items if item.nodeid in seen or seen.add(item.nodeid)}):
+    if twice := sorted(nodeid for nodeid, n in Counter(item.nodeid for item in items).items() if n > 1):
         # pytest-xdist schedules by node id: it would run one of the items that share one.
         raise pytest.UsageError(f"tests share a node id (all but one would be skipped by -n): {twice[:5]}")
     if not hasattr(config, "workerinput"):
