@@ -9,9 +9,8 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml sdk/python/pyproject.toml
 
 # The gateway's port: `make run PORT=8080`.
 PORT ?= 8000
-# Test processes (pytest-xdist): on two cores three took the suite from 28 to 16 minutes (much of it waits
-# on the services and the broker the tests start). Modules that start a whole stack keep to two of them
-# (tests/conftest.py).
+# Test processes (pytest-xdist): on two cores three took the suite from 28 to 16 minutes; more do not help
+# there (it is then CPU-bound). Modules that start a whole stack keep to two of them (tests/conftest.py).
 TEST_WORKERS ?= 3
 
 run: $(STAMP)

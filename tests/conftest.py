@@ -48,6 +48,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not hasattr(config, "workerinput"):
         return  # not a pytest-xdist worker
     for item in items:
-        module = item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(_GROUP_OF.get(module, module)))
-    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in _GROUP_OF)  # stable: whole stacks first
+        item.add_marker(pytest.mark.xdist_group(_GROUP_OF.get(_module(item), _module(item))))
+    items.sort(key=lambda item: _module(item) not in _GROUP_OF)  # stable: whole stacks first
+
+
+def _module(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
