@@ -13,7 +13,7 @@ os.environ["WEBHOOK_ALLOW_HOSTS"] = "127.0.0.1,localhost"
 
 
 # Modules that bring up a whole stack (`npcworld run`, or most services at once) and run for tens of seconds.
-# Under pytest-xdist (`make test` runs three workers) they are split between two workers, so at most two
+# Under pytest-xdist (`make test TEST_WORKERS=3`) they are split between two workers, so at most two
 # such stacks share the machine's cores at a time, and they start first; every other module stays on one
 # worker (its module fixtures start once).
 WHOLE_STACK = {
