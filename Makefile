@@ -9,10 +9,9 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml sdk/python/pyproject.toml
 
 # The gateway's port: `make run PORT=8080`.
 PORT ?= 8000
-# Test processes: `make test TEST_WORKERS=3` runs pytest-xdist workers (on two cores: 16 instead of 28
-# minutes; modules that start a whole stack keep to two of them, tests/conftest.py). One process stays the
-# default: a wake-up latency test (the doorbell's, < 0.5 s) missed once in four runs with three workers.
-TEST_WORKERS ?= 1
+# Test processes: three pytest-xdist workers (on two cores: ~16 instead of 28 minutes; modules that start
+# a whole stack keep to two of them, tests/conftest.py). `make test TEST_WORKERS=1` runs one plain pytest.
+TEST_WORKERS ?= 3
 
 run: $(STAMP)
 	$(VENV)/bin/npcworld run --port $(PORT)

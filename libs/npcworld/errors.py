@@ -16,6 +16,7 @@ NpcworldError
 from __future__ import annotations
 
 __all__ = [
+    "AlreadyStoredError",
     "ConcurrencyError",
     "ConfigError",
     "ConflictError",
@@ -82,6 +83,16 @@ class ConflictError(NpcworldError):
     def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.field = field
+
+
+class AlreadyStoredError(ConflictError):
+    """An append found one of its events stored already: a request run again under its ``Idempotency-Key``
+    after its first run was cut short (``npcworld.ids.ids_repeatable_from``)."""
+
+    def __init__(self, stream_id: str) -> None:
+        super().__init__("this request's events are stored already (by an earlier run of it under its"
+                         " Idempotency-Key)")
+        self.stream_id = stream_id
 
 
 class UnknownEventError(PermanentError):

@@ -24,6 +24,7 @@ from services.gateway.auth import RateLimiter
 from services.gateway.console import router as console_router
 from services.gateway.deps import WorldCache
 from services.gateway.freshness import ReadModelLagHeader, ReadModelWatch
+from services.gateway.holder import RequestHolder
 from services.gateway.idempotency import IdempotencyMiddleware
 from services.gateway.limits import EdgeLimitsMiddleware
 from services.gateway.notifier import AppendNotifier
@@ -69,12 +70,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.limiter = RateLimiter(cfg.gateway_rate_limit_per_second, cfg.gateway_rate_limit_burst)
         app.state.notifier = AppendNotifier(url)
         app.state.notifier.start()
+        app.state.holder = RequestHolder(url)
+        await app.state.holder.start()
         purge = asyncio.create_task(_purge_expired(app.state.pool))
         yield
         purge.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await purge
         await app.state.notifier.stop()
+        await app.state.holder.stop()
         waiter = getattr(app.state, "reply_waiter", None)
         if waiter is not None:
             await waiter.close()

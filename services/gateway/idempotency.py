@@ -3,7 +3,9 @@
 Runs as ASGI middleware before routing, keyed per tenant (found from the bearer key). A request that
 fails on our side (5xx or an exception) or is refused before running (401, 403, 429) releases its key,
 so the client's retry runs again. The answer is stored before it is sent: a client that retries the moment
-it has the answer is replayed that answer, never told the request is still in progress.
+it has the answer is replayed that answer, never told the request is still in progress. A request cut short
+by its gateway process dying (killed, or its database lost) is run again by the next retry
+(``services/gateway/holder.py``), making the same events, which are then not stored twice.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from npcworld.ids import ids_repeatable_from
 from services.gateway.auth import find_key
-from services.gateway.repository import IdempotencyStore
+from services.gateway.repository import Claimed, IdempotencyStore
 
 __all__ = ["IdempotencyMiddleware"]
 
@@ -61,10 +64,9 @@ class IdempotencyMiddleware:
         tenant, key, request = claim
         app = scope["app"]
         async with app.state.pool.connection() as conn:
-            earlier = await IdempotencyStore(conn).claim(
-                tenant, key, request, app.state.settings.gateway_idempotency_ttl_seconds
-            )
-        if earlier is not None:
+            ttl = app.state.settings.gateway_idempotency_ttl_seconds
+            earlier = await IdempotencyStore(conn).claim(tenant, key, request, ttl, app.state.holder.name)
+        if not isinstance(earlier, Claimed):
             if (earlier.method, earlier.path, earlier.body_hash) != request:
                 await _problem(
                     send, 409, "Conflict", "this Idempotency-Key was used with a different request"
@@ -121,8 +123,11 @@ class IdempotencyMiddleware:
                 return
             await send(message)
 
+        # Run again after a crash (the claim taken over), the request makes the events its first run made.
+        seed = f"{tenant}\n{key}\n{request[0]} {request[1]}"
         try:
-            await self.app(scope, replay, capture)
+            with ids_repeatable_from(seed, int(earlier.since.timestamp() * 1000)):
+                await self.app(scope, replay, capture)
         finally:
             if not settled:  # no complete answer: the request failed on our side, so a retry runs again
                 captured["status"] = 500

@@ -134,7 +134,8 @@ class ChaosTown:
 
 @dataclass
 class Clients:
-    """Players posting perceptions and chats all along; each accepted request carries a unique token."""
+    """Players posting perceptions and chats all along; each accepted request carries a unique token (a
+    refused one is kept with its answer)."""
 
     town: ChaosTown
     accepted: list[str] = field(default_factory=list)
@@ -173,11 +174,23 @@ class Clients:
             except httpx.HTTPError:
                 answer = None
             if answer is not None and answer.status_code < 500:
-                (self.accepted if answer.status_code in (200, 201, 202) else self.refused).append(token)
+                if answer.status_code in (200, 201, 202):
+                    self.accepted.append(token)
+                else:
+                    self.refused.append(f"{token}: {answer.status_code} {answer.text[:300]}")
                 return
             if self._stop.wait(1.0):
                 break
-        self.refused.append(token)
+        self.refused.append(f"{token}: no answer below 500 in 20 tries")
+
+    def wait_accepted(self, more: int, timeout: float) -> None:
+        """Wait until ``more`` requests beyond those accepted so far are accepted (asserts they are)."""
+        target, deadline = len(self.accepted) + more, time.monotonic() + timeout
+        while len(self.accepted) < target and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert len(self.accepted) >= target, (
+            f"{len(self.accepted)} requests accepted, {target} expected within {timeout:.0f} s;"
+            f" refused: {self.refused[-5:]}")
 
     def _now(self, client: httpx.Client) -> str:
         try:

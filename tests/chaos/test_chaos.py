@@ -31,8 +31,8 @@ def test_the_town_heals_by_itself_and_nothing_is_lost_doubled_or_owed(tmp_path: 
         for fault in FAULTS:
             town.stop_postgres_abruptly() if fault == "postgres" else town.kill(fault)
             town.wait_steps(2, RECOVERY_S)
+        clients.wait_accepted(3, RECOVERY_S)  # the API takes requests again after the last fault
         clients.stop()
-        assert clients.accepted, "no request was accepted"
         settle(town)
         with psycopg.connect(town.database_url) as conn:
             problems = all_checks(conn, town.receiver, clients.accepted, town.database_url)

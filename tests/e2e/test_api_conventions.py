@@ -7,6 +7,10 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 import httpx
+import psycopg
+import pytest
+
+from services.gateway.holder import HOLDER_LOCK_CLASS
 
 MakeClient = Callable[..., Awaitable[httpx.AsyncClient]]
 T0 = "2023-02-13T07:00:00+00:00"
@@ -62,6 +66,60 @@ async def test_concurrent_retries_with_one_key_write_once(client_factory: MakeCl
     )
     assert {a.status_code for a in answers} <= {202, 409}
     assert len(await _event_ids(client, world_id)) == 1
+
+
+async def _cut_short(database_url: str, key: str, holder: str) -> None:
+    """Make ``key``'s claim look as if its gateway process died after the request's work committed and
+    before its answer was stored."""
+    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+        cur = await conn.execute(
+            "UPDATE gw_idempotency SET status_code = NULL, headers = '{}', body = NULL, holder = %s"
+            " WHERE key = %s", (holder, key))
+        assert cur.rowcount == 1
+
+
+@pytest.mark.parametrize("route", ["perceptions", "chat"])
+async def test_a_request_cut_short_by_its_gateways_death_runs_again_on_retry_and_writes_once(
+    client_factory: MakeClient, database_url: str, route: str
+) -> None:
+    client = await client_factory()
+    world_id = await _world(client)
+    body = ({"description": "the mill wheel stopped", "world_time": "2023-02-13T08:00:00+00:00"}
+            if route == "perceptions" else {"player_id": "p1", "text": "Hello there", "wait": False})
+    path, key = f"/v1/worlds/{world_id}/npcs/marta/{route}", f"cut-{uuid.uuid4()}"
+    first = await client.post(path, json=body, headers={"Idempotency-Key": key})
+    assert first.status_code == 202, first.text
+    await _cut_short(database_url, key, holder="gateway-killed")  # nobody holds its lock
+
+    again = await client.post(path, json=body, headers={"Idempotency-Key": key})
+    assert again.status_code == 202, again.text
+    assert "idempotent-replayed" not in again.headers  # run again, not replayed
+    assert again.json()["event_id"] == first.json()["event_id"]
+    kind = "ObservationMade" if route == "perceptions" else "PlayerSpoke"
+    items = (await client.get(f"/v1/worlds/{world_id}/events", params={"type": kind})).json()["items"]
+    assert [i["event"]["event_id"] for i in items] == [first.json()["event_id"]]
+    replayed = await client.post(path, json=body, headers={"Idempotency-Key": key})
+    assert replayed.json() == again.json() and replayed.headers["idempotent-replayed"] == "true"
+
+
+async def test_a_request_still_running_on_a_live_gateway_is_not_run_again(
+    client_factory: MakeClient, database_url: str
+) -> None:
+    client = await client_factory()
+    world_id = await _world(client)
+    body = {"description": "a dog barks", "world_time": "2023-02-13T08:00:00+00:00"}
+    path, key = f"/v1/worlds/{world_id}/npcs/marta/perceptions", f"live-{uuid.uuid4()}"
+    first = await client.post(path, json=body, headers={"Idempotency-Key": key})
+    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as alive:
+        # A gateway process that is still running its first request holds its lock.
+        await alive.execute("SELECT pg_advisory_lock(%s, hashtext('gateway-alive'))", (HOLDER_LOCK_CLASS,))
+        await _cut_short(database_url, key, holder="gateway-alive")
+        busy = await client.post(path, json=body, headers={"Idempotency-Key": key})
+        assert busy.status_code == 409 and "still in progress" in busy.json()["detail"]
+    # That process is gone now (its connection closed): the retry runs the request, which writes nothing new.
+    again = await client.post(path, json=body, headers={"Idempotency-Key": key})
+    assert again.status_code == 202 and again.json() == first.json()
+    assert await _event_ids(client, world_id) == [first.json()["event_id"]]
 
 
 async def test_idempotency_keys_belong_to_one_tenant(client_factory: MakeClient) -> None:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 from typing_extensions import TypeIs, TypeVar
 
 from npcworld.contracts.base import EventPayload
-from npcworld.ids import uuid7
+from npcworld.ids import event_id as new_event_id
 
 __all__ = ["Envelope", "P", "TraceContext", "carries"]
 
@@ -69,8 +69,9 @@ class Envelope(BaseModel, Generic[P]):
         cause: Envelope | None = None,
         trace: TraceContext | None = None,
     ) -> Envelope[Q]:
-        """Build an envelope with a fresh time-ordered id; ``cause`` links causation and correlation."""
-        event_id = uuid7()
+        """Build an envelope with a fresh time-ordered id (``npcworld.ids.event_id``); ``cause`` links
+        causation and correlation."""
+        event_id = new_event_id()
         envelope: Envelope[Q] = Envelope(
             event_id=event_id,
             type=payload.event_type,

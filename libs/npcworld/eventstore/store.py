@@ -13,7 +13,7 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
 from npcworld.contracts import Envelope, TraceContext, envelope_from_dict
-from npcworld.errors import ConcurrencyError
+from npcworld.errors import AlreadyStoredError, ConcurrencyError
 from npcworld.eventstore.claims import covered_sql
 from npcworld.eventstore.history import Part, read_in_parts
 from npcworld.shredding.sealing import reveal, seal_payloads
@@ -79,6 +79,7 @@ WORLD_IS = "in_world(tenant_id, world_id, %s, %s)"
 # Queueing for a stream: the two-key advisory lock space never meets the one-key locks of the relay,
 # migrations and indexing.
 _STREAM_LOCK_CLASS = 0x4E5057  # "NPW"
+_EVENT_ID_KEY = "events_event_id_key"  # the unique index on events.event_id
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,7 @@ class EventStore:
         Raises:
             ConcurrencyError: the stream is not at ``expected_version``, or a concurrent append
                 took the same version first.
+            AlreadyStoredError: an event with one of these ids is stored already (nothing is appended).
             ValueError: the events belong to more than one tenant.
         """
         if not events:
@@ -189,7 +191,10 @@ class EventStore:
                 current, ids, seqs = int(row[0]), row[1], row[2]
                 if expected_version is not None and current != expected_version:
                     raise ConcurrencyError(stream_id, expected_version, current)  # rolls the sealing back
-        except errors.UniqueViolation as exc:  # a concurrent append took the version first
+        except errors.UniqueViolation as exc:
+            if exc.diag.constraint_name == _EVENT_ID_KEY:
+                raise AlreadyStoredError(stream_id) from exc
+            # a concurrent append took the version first
             actual = await self.stream_version(conn, tenant_id, stream_id)
             raise ConcurrencyError(
                 stream_id, expected_version if expected_version is not None else actual, actual

@@ -106,6 +106,8 @@ class Consumer(Protocol):
 class Doorbell:
     """Listens for the relay's rings about ``topics`` on its own connection (reconnected with backoff)."""
 
+    recheck_s: float = RECHECK_S  # how often a resting partition is fetched anyway
+
     def __init__(self, database_url: str, topics: Iterable[str], name: str) -> None:
         self.database_url = database_url
         self.topics = frozenset(topics)
@@ -181,7 +183,7 @@ class Doorbell:
 
         A partition rests while this doorbell listens and the consumer's position has reached the end known
         of it (rung, or reported by its last fetch); a ring naming more resumes it, and so does a recheck,
-        once every ``RECHECK_S``, which keeps it fetching for a moment. Nothing rests while not listening."""
+        once every ``recheck_s``, which keeps it fetching for a moment. Nothing rests while not listening."""
         whole, self._woken = self._woken, set()  # rung without ends (a republish): fetch for a moment
         self._named, self._whole = set(), set()  # a ring heard from here on wakes the wait that may follow
         self._consumer = None if hold else consumer
@@ -191,7 +193,7 @@ class Doorbell:
         if not hold and self.listening:
             for tp in assigned:
                 since = self._resting.get(tp)
-                if tp.topic in whole or (since is not None and now - since >= RECHECK_S):
+                if tp.topic in whole or (since is not None and now - since >= self.recheck_s):
                     self._awake_until[tp] = now + _RECHECK_AWAKE_S
                 elif now >= self._awake_until.get(tp, 0.0) and await self._at_end(consumer, tp):
                     want.add(tp)
@@ -211,12 +213,13 @@ class Doorbell:
         return end <= 0 or await consumer.position(tp) >= end
 
     async def wait(
-        self, assigned: set[TopicPartition], *also: asyncio.Event, timeout: float = RECHECK_S
+        self, assigned: set[TopicPartition], *also: asyncio.Event, timeout: float | None = None
     ) -> None:
         """Return when a ring names one of the ``assigned`` partitions (or a whole topic of theirs), when the
-        doorbell stops listening, when one of ``also`` is set, or after ``timeout`` seconds."""
+        doorbell stops listening, when one of ``also`` is set, or after ``timeout`` seconds (by default
+        ``recheck_s``)."""
         topics = {tp.topic for tp in assigned}
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + (self.recheck_s if timeout is None else timeout)
         waits = [asyncio.ensure_future(event.wait()) for event in also]
         try:
             while (left := deadline - time.monotonic()) > 0:

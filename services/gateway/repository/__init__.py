@@ -2,7 +2,7 @@
 and its read models of the simulation (``gw_*``)."""
 
 from services.gateway.repository._events import EventReader
-from services.gateway.repository._idempotency import IdempotencyRecord, IdempotencyStore
+from services.gateway.repository._idempotency import Claimed, IdempotencyRecord, IdempotencyStore
 from services.gateway.repository._keys import SCOPES, ApiKey, KeyRecord, KeyRepository, TenantRecord, hash_key
 from services.gateway.repository._usage import UsageRepository, UsageRow
 from services.gateway.repository._views import VIEW_TABLES, ViewRepository
@@ -13,6 +13,7 @@ __all__ = [
     "SCOPES",
     "VIEW_TABLES",
     "ApiKey",
+    "Claimed",
     "EventReader",
     "GatewayRepository",
     "IdempotencyRecord",

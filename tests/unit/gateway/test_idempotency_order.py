@@ -4,6 +4,7 @@ arrives is replayed that answer, never refused as "still in progress"."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
@@ -12,6 +13,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from services.gateway import idempotency
 from services.gateway.idempotency import IdempotencyMiddleware
+from services.gateway.repository import Claimed
 from tests.unit.gateway.fakes import FakePool
 
 
@@ -27,13 +29,15 @@ class _Store:
     def __init__(self, conn: object) -> None:
         pass
 
-    async def claim(self, tenant: str, key: str, request: tuple[str, str, bytes], ttl: float) -> Any:
+    async def claim(
+        self, tenant: str, key: str, request: tuple[str, str, bytes], ttl: float, holder: str
+    ) -> Any:
         if (tenant, key) in self.rows:
             return self.rows[(tenant, key)]
         method, path, body_hash = request
         self.rows[(tenant, key)] = _Record(method=method, path=path, body_hash=body_hash, status_code=None,
                                            headers={}, body=None)
-        return None
+        return Claimed(datetime.now(UTC))
 
     async def complete(
         self, tenant: str, key: str, status: int, headers: dict[str, str], body: bytes
@@ -56,7 +60,8 @@ def _fakes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _scope(key: str) -> Scope:
-    state = SimpleNamespace(pool=FakePool(), settings=SimpleNamespace(gateway_idempotency_ttl_seconds=60))
+    state = SimpleNamespace(pool=FakePool(), settings=SimpleNamespace(gateway_idempotency_ttl_seconds=60),
+                            holder=SimpleNamespace(name="gateway-test"))
     return {"type": "http", "method": "POST", "path": "/v1/worlds/w/npcs/marta/perceptions",
             "headers": [(b"idempotency-key", key.encode()), (b"authorization", b"Bearer secret")],
             "app": SimpleNamespace(state=state)}
