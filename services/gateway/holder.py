@@ -6,6 +6,10 @@ when the process is killed (or loses the database) mid-request, a retry of the s
 of the claim's holder free and runs the request again (``IdempotencyStore.claim``) instead of answering 409
 "still in progress" until the key expires. Running it again doubles nothing an append stored: the request's
 events get the ids its first run gave them (``npcworld.ids.ids_repeatable_from``).
+
+The process takes the lock under a new name each time its connection is opened again: requests cut short
+by the database going away could not give their claims back, and claims under the name held before are
+free to be taken over, although the process itself lives on.
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ class RequestHolder:
 
     def __init__(self, database_url: str) -> None:
         self.database_url = database_url
-        self.name = f"gateway-{uuid.uuid4().hex}"
+        self._process = f"gateway-{uuid.uuid4().hex}"
+        self._held = 0
+        self.name = f"{self._process}-0"  # the lock's name; a new one each time the lock is taken again
         self.holding = asyncio.Event()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -51,8 +57,9 @@ class RequestHolder:
         while not self._stop.is_set():
             try:
                 async with await psycopg.AsyncConnection.connect(self.database_url, autocommit=True) as conn:
-                    await conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))",
-                                       (HOLDER_LOCK_CLASS, self.name))
+                    name = f"{self._process}-{self._held}"
+                    await conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (HOLDER_LOCK_CLASS, name))
+                    self.name, self._held = name, self._held + 1
                     self.holding.set()
                     backoff.succeeded()
                     async for _ in conn.notifies():  # returns or raises when the connection ends
