@@ -1,7 +1,9 @@
 """The long chaos run: every fault of the chaos suite against a live stepping town with players posting,
 ``--rounds`` times, then the checks (nothing owed, dead-lettered, doubled or lost).
 
-Prints how long the town took to step again after each fault, and exits 1 if a check failed.
+Prints how long the town took to step again and the API to answer ``/readyz`` after each fault, then waits
+until as many requests as there are players were accepted (retries of requests the fault cut go through),
+and exits 1 if a check failed.
 Run: ``python -m bench.chaos [--rounds 2] [--faults memory,broker,...] [--clients 1 --pause 0.5,1.5]
 [--json out.json]`` (the default load is the CI test's; a fault after which the town does not step twice
 within RECOVERY_S is reported and the run goes on).
@@ -106,7 +108,19 @@ def main() -> int:
                         said = f"stepping again after {took:5.1f} s"
                     except AssertionError:
                         took, said = None, f"NOT stepping twice within {RECOVERY_S:.0f} s"
-                    results.append({"round": round_ + 1, "fault": fault, "what": what, "steps_again_s": took})
+                    try:
+                        api: float | None = town.wait_api(RECOVERY_S)
+                        said += f", API ready after {api:5.1f} s"
+                    except AssertionError:
+                        api, said = None, said + f", API NOT ready within {RECOVERY_S:.0f} s"
+                    before, accepted = len(clients.accepted), time.monotonic()
+                    try:  # the players' requests, and retries of those the fault cut, go through again
+                        clients.wait_accepted(args.clients, RECOVERY_S)
+                        said += f", {args.clients} accepted {time.monotonic() - accepted:4.1f} s later"
+                    except AssertionError:
+                        said += f", only {len(clients.accepted) - before} accepted in {RECOVERY_S:.0f} s"
+                    results.append({"round": round_ + 1, "fault": fault, "what": what, "steps_again_s": took,
+                                    "api_ready_s": api, "accepted_since": len(clients.accepted) - before})
                     load = os.getloadavg()[0]
                     print(f"  round {round_ + 1} {fault:<20} {what:<40} {said}; load {load:.1f}", flush=True)
             clients.stop()
@@ -118,11 +132,14 @@ def main() -> int:
             town.stop()
     print(f"requests accepted {len(clients.accepted)}, refused {len(clients.refused)}; "
           f"load {os.getloadavg()[0]:.1f}")
+    for refusal in clients.refused[:10]:
+        print(f"  refused {refusal}")
     print("checks: " + ("all hold" if not problems else "\n  " + "\n  ".join(problems)))
     if args.json:
         args.json.write_text(json.dumps({"faults": results, "accepted": len(clients.accepted),
                                          "refused": len(clients.refused), "problems": problems}, indent=2))
-    return 1 if problems or any(r["steps_again_s"] is None for r in results) else 0
+    stuck = [r for r in results if r["steps_again_s"] is None or r["api_ready_s"] is None]
+    return 1 if problems or stuck else 0
 
 
 if __name__ == "__main__":

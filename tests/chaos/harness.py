@@ -31,6 +31,8 @@ _START = "2023-02-13T07:00:00+00:00"
 RECOVERY_S = 60.0  # the clock steps twice within this long after a fault
 # The first steps plan every NPC's day: faults come after them, so the figures are about healing.
 _WARM_STEPS = 4
+# How long a player retries one request (a gateway killed again and again restarts after a growing backoff).
+_RETRY_S = 120.0
 
 
 class ChaosTown:
@@ -90,6 +92,19 @@ class ChaosTown:
             time.sleep(0.5)
         raise AssertionError(f"the clock did not step {steps} times within {timeout:.0f} s "
                              f"(step {self.step()}):\n{self.run.output()}")
+
+    def wait_api(self, timeout: float = RECOVERY_S) -> float:
+        """Seconds until the gateway answers ``/readyz`` with 200 (asserts it does in time)."""
+        began = time.monotonic()
+        with httpx.Client(base_url=f"http://127.0.0.1:{self.run.port}", timeout=5) as client:
+            while time.monotonic() - began < timeout:
+                try:
+                    if client.get("/readyz").status_code == 200:
+                        return time.monotonic() - began
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.25)
+        raise AssertionError(f"the API did not answer /readyz within {timeout:.0f} s:\n{self.run.output()}")
 
     # -- faults ------------------------------------------------------------------------------------------
 
@@ -168,12 +183,15 @@ class Clients:
         body: dict[str, object] = (
             {"player_id": "chaos", "text": f"Any news? [{token}]", "wait": False} if chat
             else {"description": f"a cart rolls by [{token}]", "world_time": self._now(client)})
-        for _ in range(20):  # retried with the same Idempotency-Key while the backend heals
+        last = "nothing"
+        deadline = time.monotonic() + _RETRY_S
+        while time.monotonic() < deadline:  # retried with the same Idempotency-Key while the backend heals
             try:
                 answer = client.post(path, json=body, headers={"Idempotency-Key": token})
-            except httpx.HTTPError:
-                answer = None
-            if answer is not None and answer.status_code < 500:
+                last = f"{answer.status_code} {answer.text[:200]}"
+            except httpx.HTTPError as exc:
+                answer, last = None, repr(exc)
+            if answer is not None and answer.status_code < 500 and not _in_progress(answer):
                 if answer.status_code in (200, 201, 202):
                     self.accepted.append(token)
                 else:
@@ -181,7 +199,8 @@ class Clients:
                 return
             if self._stop.wait(1.0):
                 break
-        self.refused.append(f"{token}: no answer below 500 in 20 tries")
+        self.refused.append(f"{token}: no answer below 500 within {_RETRY_S:.0f} s or before the stop"
+                            f" (the last: {last})")
 
     def wait_accepted(self, more: int, timeout: float) -> None:
         """Wait until ``more`` requests beyond those accepted so far are accepted (asserts they are)."""
@@ -199,3 +218,7 @@ class Clients:
         except (httpx.HTTPError, KeyError, ValueError):
             return _START
 
+
+def _in_progress(answer: httpx.Response) -> bool:
+    """A 409 for a retry that came while the first run of the request is still running: retried later."""
+    return answer.status_code == 409 and "still in progress" in answer.text

@@ -68,9 +68,10 @@ async def test_concurrent_retries_with_one_key_write_once(client_factory: MakeCl
     assert len(await _event_ids(client, world_id)) == 1
 
 
-async def _cut_short(database_url: str, key: str, holder: str) -> None:
-    """Make ``key``'s claim look as if its gateway process died after the request's work committed and
-    before its answer was stored."""
+async def _cut_short(database_url: str, key: str, holder: str | None) -> None:
+    """Make ``key``'s claim look as if its gateway process died (``holder``: a name nobody holds) or the
+    request failed on our side (no holder: given back) after its work committed, before its answer was
+    stored."""
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
         cur = await conn.execute(
             "UPDATE gw_idempotency SET status_code = NULL, headers = '{}', body = NULL, holder = %s"
@@ -78,9 +79,10 @@ async def _cut_short(database_url: str, key: str, holder: str) -> None:
         assert cur.rowcount == 1
 
 
-@pytest.mark.parametrize("route", ["perceptions", "chat"])
+@pytest.mark.parametrize(("route", "holder"), [("perceptions", "gateway-killed"), ("chat", "gateway-killed"),
+                                               ("perceptions", None)])
 async def test_a_request_cut_short_by_its_gateways_death_runs_again_on_retry_and_writes_once(
-    client_factory: MakeClient, database_url: str, route: str
+    client_factory: MakeClient, database_url: str, route: str, holder: str | None
 ) -> None:
     client = await client_factory()
     world_id = await _world(client)
@@ -89,7 +91,7 @@ async def test_a_request_cut_short_by_its_gateways_death_runs_again_on_retry_and
     path, key = f"/v1/worlds/{world_id}/npcs/marta/{route}", f"cut-{uuid.uuid4()}"
     first = await client.post(path, json=body, headers={"Idempotency-Key": key})
     assert first.status_code == 202, first.text
-    await _cut_short(database_url, key, holder="gateway-killed")  # nobody holds its lock
+    await _cut_short(database_url, key, holder)
 
     again = await client.post(path, json=body, headers={"Idempotency-Key": key})
     assert again.status_code == 202, again.text

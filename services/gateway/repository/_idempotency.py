@@ -86,9 +86,12 @@ class IdempotencyStore:
         )
 
     async def release(self, tenant_id: str, key: str) -> None:
-        """Forget a claim whose request failed on our side, so a retry runs again."""
+        """Give up a claim whose request failed on our side, so a retry of it runs again. The claim stays,
+        held by nobody, with the time it was made: the retry makes the same events (``claim``), so what the
+        failed run stored before it failed is not stored twice."""
         await self.conn.execute(
-            "DELETE FROM gw_idempotency WHERE tenant_id = %s AND key = %s AND status_code IS NULL",
+            "UPDATE gw_idempotency SET holder = NULL"
+            " WHERE tenant_id = %s AND key = %s AND status_code IS NULL",
             (tenant_id, key),
         )
 
