@@ -9,8 +9,8 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml sdk/python/pyproject.toml
 
 # The gateway's port: `make run PORT=8080`.
 PORT ?= 8000
-# Test processes: three pytest-xdist workers (on two cores: ~16 instead of 28 minutes; modules that start
-# a whole stack keep to two of them, tests/conftest.py). `make test TEST_WORKERS=1` runs one plain pytest.
+# Test processes: three pytest-xdist workers (on two cores: 9-18 minutes instead of about 28 in one; modules
+# that start a whole stack keep to two of them, tests/conftest.py). `make test TEST_WORKERS=1`: one pytest.
 TEST_WORKERS ?= 3
 
 run: $(STAMP)
