@@ -67,5 +67,5 @@ class RequestHolder:
             except (psycopg.Error, OSError) as exc:
                 self.holding.clear()
                 await backoff.failed(exc, self._stop)
-            finally:
+            else:
                 self.holding.clear()

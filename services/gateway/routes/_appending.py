@@ -6,6 +6,7 @@ from __future__ import annotations
 from npcworld.contracts import Envelope
 from npcworld.errors import AlreadyStoredError, ConcurrencyError
 from npcworld.eventstore import UnitOfWork
+from npcworld.eventstore.store import STREAM_IS
 from services.gateway.handlers import PROJECTION
 
 __all__ = ["append_at_end", "fold_appended"]
@@ -40,7 +41,7 @@ async def append_at_end(uow: UnitOfWork, stream_id: str, event: Envelope, tries:
 async def _stored(uow: UnitOfWork, stream_id: str, event: Envelope) -> bool:
     """Whether ``event`` is stored in the tenant's ``stream_id`` as this same event (by id, type, NPC)."""
     cur = await uow.conn.execute(
-        "SELECT 1 FROM events WHERE event_id = %s AND tenant_id = %s AND stream_id = %s AND type = %s"
+        f"SELECT 1 FROM events WHERE event_id = %s AND {STREAM_IS} AND type = %s"
         " AND npc_id IS NOT DISTINCT FROM %s",
         (event.event_id, event.tenant_id, stream_id, event.type, event.npc_id),
     )
