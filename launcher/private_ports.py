@@ -10,10 +10,15 @@ services start in between). A port the kernel handed out as free (bind to port 0
 also gives the local end of every outgoing connection, so one of those connections (a service's link to
 the broker, a client's to Postgres) could take it meanwhile and the listener would fail to start. Ports
 are therefore picked outside that range.
+
+``NPCWORLD_PORTS=LOW-HIGH`` keeps the picks within that span (still outside the kernel's range): processes
+that start stacks side by side (the test suite's workers) each get a span of their own, so two of them
+never pick the same port in the seconds before it is bound.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 from pathlib import Path
@@ -35,7 +40,9 @@ def free_port(host: str = "127.0.0.1") -> int:
     the kernel's range for outgoing connections."""
     del host  # checked on the wildcard address, which covers every address
     low, high = _ephemeral_range()
-    spans = [(a, b) for a, b in ((_LOWEST, low - 1), (high + 1, 65_535)) if a <= b]
+    lowest, highest = _allowed()
+    spans = [(max(a, lowest), min(b, highest)) for a, b in ((_LOWEST, low - 1), (high + 1, 65_535))]
+    spans = [(a, b) for a, b in spans if a <= b]
     for _ in range(_TRIES if spans else 0):
         a, b = _pick.choice(spans)
         port = _pick.randint(a, b)
@@ -58,6 +65,21 @@ def private_api_env() -> dict[str, str]:
         "WEBHOOKS_API_PORT": str(webhooks),
         "WEBHOOKS_API_URL": f"http://127.0.0.1:{webhooks}",
     }
+
+
+def _allowed() -> tuple[int, int]:
+    """The span ``NPCWORLD_PORTS`` allows (all ports when unset).
+
+    Raises:
+        ValueError: ``NPCWORLD_PORTS`` is not ``LOW-HIGH``.
+    """
+    given = os.environ.get("NPCWORLD_PORTS", "").strip()
+    if not given:
+        return 0, 65_535
+    low, sep, high = given.partition("-")
+    if not sep or not low.strip().isdigit() or not high.strip().isdigit():
+        raise ValueError(f"NPCWORLD_PORTS must be LOW-HIGH (e.g. 20000-24999), not {given!r}")
+    return int(low), int(high)
 
 
 def _ephemeral_range() -> tuple[int, int]:

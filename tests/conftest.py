@@ -11,6 +11,13 @@ import pytest
 # fixture starts a gateway, dispatcher or `npcworld run`, so their subprocesses inherit it.
 os.environ["WEBHOOK_ALLOW_HOSTS"] = "127.0.0.1,localhost"
 
+# Under pytest-xdist each worker picks its stacks' ports from a span of its own (launcher/private_ports.py):
+# a port picked by one worker could otherwise be bound by another's stack before its own listener starts.
+if (worker := os.environ.get("PYTEST_XDIST_WORKER", "")).startswith("gw"):
+    _span = (32_000 - 10_000) // max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    _first = 10_000 + int(worker[2:]) * _span
+    os.environ["NPCWORLD_PORTS"] = f"{_first}-{_first + _span - 1}"
+
 
 # Modules that bring up a whole stack (`npcworld run`, or most services at once) and run for tens of seconds.
 # Under pytest-xdist (`make test TEST_WORKERS=3`) they are split between two workers, so at most two

@@ -46,3 +46,13 @@ def test_when_nothing_outside_the_range_is_left_the_kernel_picks(tmp_path: Path,
     port = free_port()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", port))
+
+
+def test_ports_stay_within_the_span_npcworld_ports_allows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Processes starting stacks side by side (the suite's workers) each pick from a span of their own."""
+    monkeypatch.setenv("NPCWORLD_PORTS", "21000-21999")
+    ports = [free_port() for _ in range(30)]
+    assert all(21_000 <= p <= 21_999 for p in ports) and len(set(ports)) == 30
+    monkeypatch.setenv("NPCWORLD_PORTS", "21000")
+    with pytest.raises(ValueError, match="LOW-HIGH"):
+        free_port()
