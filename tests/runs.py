@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from pathlib import Path
 
 from launcher.private_ports import free_port, private_api_env
@@ -36,6 +38,9 @@ class Run:
         self.seen: list[str] = []
         self._reader = threading.Thread(target=self._pump, daemon=True)
         self._reader.start()
+        # A test that fails before ``finish`` leaves its run behind: its output pipe is closed when the Run is
+        # collected (not left to warn in whichever test runs then), and a run still going is killed at exit.
+        weakref.finalize(self, _abandon, self.proc)
 
     def _pump(self) -> None:
         assert self.proc.stdout is not None
@@ -75,6 +80,16 @@ class Run:
         while not self.lines.empty():
             self.seen.append(self.lines.get())
         return "".join(self.seen[-40:])
+
+
+def _abandon(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(10)
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 def leftovers(home: Path) -> list[str]:
