@@ -32,6 +32,7 @@ from typing import Any
 import httpx
 import psycopg
 
+from bench._capacity import capacity
 from bench._stack import unwind_on_term
 from bench._town_clients import LoadPlan, check_events, check_replies, drive, summarise
 from bench._town_watch import Backlog, ProcessCpu
@@ -180,19 +181,25 @@ async def _measure(town: Town, args: argparse.Namespace) -> dict[str, Any]:
         return None if w is None else w | {"npc_steps_per_s": round(w["steps_per_s"] * n, 1)}
 
     ratio = during["steps_per_s"] / before["steps_per_s"] if before["steps_per_s"] else float("nan")
+    requests = summarise(outcomes, args.seconds)
+    cpu_baseline, cpu_load = ProcessCpu.diff(cpu_base, cpu_mid), ProcessCpu.diff(cpu_mid, cpu_end)
+    fit = capacity(cpu_baseline, cpu_load, baseline_steps=int(before["steps"]),
+                   baseline_seconds=before["seconds"], load_steps=int(during["steps"]),
+                   load_seconds=during["seconds"], cores=os.cpu_count() or 1,
+                   requests=sum(k["requests"] for k in requests["kinds"].values()))
     return {
         "config": {k: v for k, v in vars(args).items() if k != "json"} | {"npcs": n},
         "machine": {"cpus": os.cpu_count(), "load_before": load_before, "load_end_of_load": load_during},
         "step_rate": {"before": window(before), "during": window(during), "after": window(after),
                       "ratio_during_to_before": round(ratio, 3)},
         "barrier_backlog": {"before": owed_before, "during": owed_during},
-        "requests": summarise(outcomes, args.seconds),
+        "requests": requests,
         "events": events,
         "chat_replies": replies,
         "events_stored": stored,
         "chat_path_ms": path,
-        "cpu_seconds": {"baseline": ProcessCpu.diff(cpu_base, cpu_mid),
-                        "load": ProcessCpu.diff(cpu_mid, cpu_end)},
+        "cpu_seconds": {"baseline": cpu_baseline, "load": cpu_load},
+        "capacity": fit.as_dict(),
     }
 
 
@@ -281,6 +288,12 @@ def _print(r: dict[str, Any]) -> None:
         print(f"events stored, {name}: {sum(types.values())} ({listed})")
     for name, spent in r["cpu_seconds"].items():
         print(f"CPU seconds, {name}: " + ", ".join(f"{k} {v}" for k, v in spent.items()))
+    f = r["capacity"]
+    print(f"capacity: the town took {f['town_cpu_s_per_step']} CPU-s a step before the load; the requests "
+          f"{f['requests_cpu_s']} CPU-s ({f['cpu_ms_per_request']} ms each, at least); keeping "
+          f"{f['share']:.0%} of the step rate with them needs {f['needed_cpu_s']} CPU-s of the "
+          f"{f['available_cpu_s']} the cores give in the window (used: {f['used_cpu_s']}): "
+          + ("fits" if f["fits"] else "does NOT fit on this machine"))
     for target, met in r["verdict"].items():
         print(f"{'met    ' if met else 'MISSED '} {target}")
 

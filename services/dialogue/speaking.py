@@ -6,6 +6,7 @@ what the NPC says and what it then does come from one decision (Project Sid's co
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -230,10 +231,13 @@ async def reply_to_player(
     talked with (``familiarity`` chats) is recognised: its earlier lines are recalled beside the memories
     relevant to what it says now.
     """
-    memories = await _memories(deps, scene, scene.speaker.npc_id, text)
+    # The two retrievals are independent: made together, a chat waits for the slower one, not their sum.
     if familiarity and not interview:
-        known = await _player_memories(deps, scene)
+        memories, known = await asyncio.gather(
+            _memories(deps, scene, scene.speaker.npc_id, text), _player_memories(deps, scene))
         memories += tuple(m for m in known if m.id not in {n.id for n in memories})
+    else:
+        memories = await _memories(deps, scene, scene.speaker.npc_id, text)
     inputs = PlayerLineInput(
         npc=scene.speaker.name,
         persona=scene.speaker.persona,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
@@ -26,6 +27,7 @@ from npcworld.contracts import (
 from npcworld.contracts.planning import ConversationRequested
 from npcworld.eventstore import UnitOfWork
 from npcworld.llm import OfflineLLM
+from npcworld.memory_client import RetrievalRequest, RetrievedView
 from npcworld.memory_client.testing import FakeMemoryReader
 from services.dialogue.deps import DialogueDeps
 from services.dialogue.domain import TurnRules
@@ -305,3 +307,31 @@ async def test_a_returning_player_is_recognised_by_its_id_and_the_relationship_g
     asked = PlayerSpoke(player_id="interviewer:k1", text="Any news?", mode="interview",
                         interviewer="a reporter")
     assert [e.type for e in await w.handle(w.envelope(asked, "isabella"))] == ["NpcReplied"]
+
+
+async def test_a_returning_players_two_retrievals_are_made_together() -> None:
+    """The memories relevant to the line and the player's own earlier lines are independent retrievals: a
+    chat waits for the slower of them, not for both in turn (under load each takes ~100 ms)."""
+    w = World()
+    await setup(w)
+    w.memory.add(w.tenant, w.world, "isabella", "A player (p9) said to Isabella Rodriguez: \"Hi\"",
+                 created_at=T0 - timedelta(days=2), subject="player p9")
+    await w.handle(w.envelope(PlayerSpoke(player_id="p9", text="Hello!"), "isabella"))
+    inner, flight, most = w.memory.retrieve, 0, 0
+
+    async def slow_retrieve(request: RetrievalRequest) -> list[RetrievedView]:
+        nonlocal flight, most
+        flight += 1
+        most = max(most, flight)
+        try:
+            await asyncio.sleep(0.02)
+            return await inner(request)
+        finally:
+            flight -= 1
+
+    w.memory.retrieve = slow_retrieve  # type: ignore[method-assign]
+    second = await w.handle(w.envelope(PlayerSpoke(player_id="p9", text="Any plans?"), "isabella",
+                                      T0 + timedelta(hours=1)))
+    reply = second[0].payload
+    assert isinstance(reply, NpcReplied) and reply.text.startswith("Good to see you again!")
+    assert most == 2
