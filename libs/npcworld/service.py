@@ -54,17 +54,16 @@ def run_service(
     projection: Projection | None = None,
     events_per_transaction: int | None = None,
     beside: Iterable[Lane] = (),
-    beside_batches: int = 1,
     paces_steps: bool = True,
 ) -> None:
-    """Run a service until SIGTERM or SIGINT (blocking). ``events_per_transaction``, ``beside``,
-    ``beside_batches`` and ``paces_steps``: see ``ConsumerLoop`` (None: a poll is one transaction; a service
-    whose handlers wait on a model takes 1)."""
+    """Run a service until SIGTERM or SIGINT (blocking). ``events_per_transaction``, ``beside``
+    and ``paces_steps``: see ``ConsumerLoop`` (None: a poll is one transaction; a service whose handlers
+    wait on a model takes 1)."""
     configure_logging(settings.log_level)
     configure_telemetry(name)
     asyncio.run(serve(name, settings, routes, deps=deps, deps_factory=deps_factory, projection=projection,
                       events_per_transaction=events_per_transaction,
-                      beside=beside, beside_batches=beside_batches, paces_steps=paces_steps))
+                      beside=beside, paces_steps=paces_steps))
 
 
 async def serve(
@@ -78,7 +77,6 @@ async def serve(
     stop: asyncio.Event | None = None,
     events_per_transaction: int | None = None,
     beside: Iterable[Lane] = (),
-    beside_batches: int = 1,
     paces_steps: bool = True,
 ) -> None:
     """Migrate, create topics, then consume until ``stop`` is set (or a signal arrives).
@@ -97,7 +95,7 @@ async def serve(
                             events_per_transaction=events_per_transaction,
                             ingest_share=settings.ingest_share,
                             claims_keep_seconds=settings.claims_keep_seconds, beside=beside,
-                            beside_batches=beside_batches, paces_steps=paces_steps)
+                            paces_steps=paces_steps)
 
         async def readiness() -> dict[str, bool]:
             return {"database": await database_reachable(pool), "consumer": loop.started.is_set()}

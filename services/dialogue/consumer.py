@@ -23,17 +23,11 @@ async def build_deps(ctx: ServiceContext) -> DialogueDeps:
     )
 
 
-# Chats' batches (chunks of up to 8) made at once.
-CHAT_BATCHES = 3
-
-
 def main() -> None:
     # Players' chats are handled beside the world's events: a step's tick then never waits here for the
     # chats in progress (their replies wait on retrievals and the model), which under steady chat traffic
-    # was the longest wait of a quiet step. Several chats' batches run at once (of different partitions, so
-    # one NPC's chats stay in order): a chat that arrives while one is made waits for none.
-    run_service(CONSUMER, Settings(), ROUTES, deps_factory=build_deps, beside=("interactive",),
-                beside_batches=CHAT_BATCHES)
+    # was the longest wait of a quiet step.
+    run_service(CONSUMER, Settings(), ROUTES, deps_factory=build_deps, beside=("interactive",))
 
 
 if __name__ == "__main__":

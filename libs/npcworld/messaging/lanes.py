@@ -41,11 +41,6 @@ INGEST_SHARE = 0.5
 WORLD_ACTIVE_SECONDS = 2.0
 
 
-def _free(heap: list[tuple[tuple[int, int], _Entry[R]]], busy: frozenset[TopicPartition]) -> bool:
-    """Whether a lane's heap holds a record of a partition not in ``busy``."""
-    return not busy or any(entry.tp not in busy for _, entry in heap)
-
-
 def lane_of(record: KafkaRecord) -> str | None:
     """The record's ``lane`` header (None: a record from before lanes, taken as the world's)."""
     return header(record, "lane")
@@ -131,20 +126,13 @@ class LaneQueue(Generic[R]):
         """Whether records ahead of ingest (a chat's, the world's) wait."""
         return self._urgent > 0
 
-    def take(
-        self, limit: int, *, ingest: bool = True, skip: frozenset[int] = frozenset(),
-        busy: frozenset[TopicPartition] = frozenset(), busy_lanes: frozenset[int] = frozenset(),
-    ) -> list[R]:
+    def take(self, limit: int, *, ingest: bool = True, skip: frozenset[int] = frozenset()) -> list[R]:
         """Up to ``limit`` records of the best lane waiting (not taken before), in store order; for ingest,
         only as many as hold ``ingest_chunk`` records that ``counts``, and none unless ``ingest``; none of
-        the lanes ranked in ``skip`` (handled beside, as many batches as may be). Chats go in such chunks
-        too: a step's next event, which may arrive while a batch runs, then waits for one chunk, not for
-        every chat that was waiting (a burst of 78 once held a step 15 s). In the lanes ranked in
-        ``busy_lanes``, records of a partition in ``busy`` (one that a batch beside is handling) wait for it:
-        batches beside each other never hold the same partition, so one key's records (an NPC's chats) are
-        still handled in order. They stay taken until ``done``."""
-        lanes = [lane for lane, heap in self._ready.items()
-                 if heap and lane not in skip and (lane not in busy_lanes or _free(heap, busy))]
+        the lanes ranked in ``skip`` (one handled beside). Chats go in such chunks too: a step's next event,
+        which may arrive while a batch runs, then waits for one chunk, not for every chat that was waiting
+        (a burst of 78 once held a step 15 s). They stay taken until ``done``."""
+        lanes = [lane for lane, heap in self._ready.items() if heap and lane not in skip]
         if not lanes:
             return []
         best = min(lanes)
@@ -155,22 +143,15 @@ class LaneQueue(Generic[R]):
         if best == LANES.index("ingest") and not ingest:
             return []
         heap = self._ready[best]
-        waiting = busy if best in busy_lanes else frozenset()
         records: list[R] = []
-        later: list[tuple[tuple[int, int], _Entry[R]]] = []  # of busy partitions: put back, in order
         work = 0
         while heap and len(records) < limit:
-            if heap[0][1].tp in waiting:
-                later.append(heapq.heappop(heap))
-                continue
             record = heap[0][1].record
             if best != world:  # chats and ingest go in small chunks
                 work += self.counts(record)
                 if work > self.ingest_chunk:
                     break
             records.append(heapq.heappop(heap)[1].record)
-        for item in later:
-            heapq.heappush(heap, item)
         return records
 
     def done(self, records: list[R]) -> dict[TopicPartition, int]:

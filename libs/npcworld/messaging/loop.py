@@ -86,7 +86,6 @@ class ConsumerLoop(Generic[D]):
         world_first: WorldFirst | None = None,
         ingest_share: float = INGEST_SHARE,
         beside: Iterable[Lane] = (),
-        beside_batches: int = 1,
         paces_steps: bool = True,
         claims_fold_seconds: float = 30.0,
         claims_keep_seconds: float = claims.KEEP_SECONDS,
@@ -115,17 +114,13 @@ class ConsumerLoop(Generic[D]):
         self.ingest_share = ingest_share
         # Lanes whose batch is handled beside the other lanes' (for handlers that wait on other services,
         # whose batch of that lane would otherwise hold the world's next event for as long as those calls
-        # take: planning's ingest reactions, dialogue's replies to players). Up to ``beside_batches`` such
-        # batches at a time, never two of one partition (a key's records stay in order); the handlers must be
-        # safe to run concurrently for different events (planning locks each NPC); what a batch gathers is
-        # its own.
+        # take: planning's ingest reactions, dialogue's replies to players). One such batch at a time; the
+        # handlers must be safe to run concurrently for different events (planning locks each NPC); what a
+        # batch gathers is its own.
         unknown_lanes = set(beside) - set(LANES)
         if unknown_lanes or "world" in set(beside):
             raise ValueError(f"only other lanes than the world's are handled beside it, got {sorted(beside)}")
-        if beside_batches < 1:
-            raise ValueError(f"beside_batches must be at least 1, got {beside_batches}")
         self.beside = frozenset(rank(lane) for lane in beside)
-        self.beside_batches = beside_batches
         # False: stepped clocks do not wait for this consumer (see ``Heartbeat``).
         self.paces_steps = paces_steps
         # How often this consumer's settled claims are folded into its watermark, and how long they stay rows.
@@ -258,50 +253,48 @@ class ConsumerLoop(Generic[D]):
         pacer = IngestPacer(self.ingest_share)
         commits = OffsetCommits(self.name, consumer, self._positions.update)
         paused = False
-        asides: list[_Aside] = []  # the batches handled beside the others
+        aside: _Aside | None = None  # the batch handled beside the others
         try:
             while not stop.is_set() and not rotated.is_set():
-                for ended in [a for a in asides if a.task.done()]:
-                    asides.remove(ended)
-                    await self._finish(commits, queue, pacer, ended.records, ended.started, ended.task)
+                if aside is not None and aside.task.done():
+                    await self._finish(commits, queue, pacer, aside.records, aside.started, aside.task)
+                    aside = None
                 resting = await self._settle(consumer, paused)
-                idle = resting and not asides and not len(queue)
+                idle = resting and aside is None and not len(queue)
                 woke = idle and await self._quiet(consumer, stop, rotated)
                 if woke:
                     await self._settle(consumer, paused)  # resume what the ring named
                 # Just woken: one fetch's answer is enough to tell (a ring's records are there already).
-                wait_ms = _WOKEN_WAIT_MS if woke else self._wait_ms(queue, pacer, bool(asides))
+                wait_ms = _WOKEN_WAIT_MS if woke else self._wait_ms(queue, pacer, aside)
                 batches = await consumer.getmany(timeout_ms=wait_ms, max_records=self.max_records)
                 queue.add(batches)
                 queue.keep_only(consumer.assignment())
                 paused = self._flow(len(queue), paused)
                 self._report_lag(consumer)
-                full = self.beside if len(asides) >= self.beside_batches else frozenset()
-                held = frozenset(TopicPartition(r.topic, r.partition) for a in asides for r in a.records)
-                records = queue.take(self.max_records, ingest=pacer.wait() == 0, skip=full, busy=held,
-                                     busy_lanes=self.beside)
+                busy = self.beside if aside is not None else frozenset()  # one batch beside at a time
+                records = queue.take(self.max_records, ingest=pacer.wait() == 0, skip=busy)
                 lane = lane_of(records[0]) if records else None  # a batch is of one lane
                 self._tell((bool(records) and rank(lane) < rank("ingest")) or queue.urgent())
                 if not records:
                     continue
                 task = asyncio.create_task(self._handle_in_lane(records, lane, dead))
                 if rank(lane) in self.beside:
-                    asides.append(_Aside(task, records, time.monotonic(), rank(lane)))
+                    aside = _Aside(task, records, time.monotonic(), rank(lane))
                     continue
                 await self._finish(commits, queue, pacer, records, time.monotonic(), task)
         except _Abandoned:
             logger.warning("%s: stopping with a batch uncommitted; it will be redelivered", self.name)
         finally:
-            for aside in asides:  # still running, or ended and not yet taken: its outcome is read either way
+            if aside is not None:  # still running, or ended and not yet taken: its outcome is read either way
                 await _end_aside(self.name, aside.task)
             await commits.settle()
 
     @staticmethod
-    def _wait_ms(queue: LaneQueue[KafkaRecord], pacer: IngestPacer, aside: bool) -> int:
+    def _wait_ms(queue: LaneQueue[KafkaRecord], pacer: IngestPacer, aside: _Aside | None) -> int:
         """How long a poll may wait for records: briefly while a batch runs beside (to see it end; what else
         waits was taken), not at all while a chat's or the world's wait, until ingest's pace allows, else a
         fifth of a second."""
-        if aside:
+        if aside is not None:
             return 50
         if queue.urgent():
             return 0

@@ -212,23 +212,3 @@ def test_while_chats_are_handled_beside_the_world_the_world_is_taken_and_no_seco
     queue.done([tick])
     queue.done(beside)
     assert queue.take(500) == chats[2:]
-
-
-def test_chats_batches_beside_each_other_never_share_a_partition_so_an_npcs_chats_stay_in_order() -> None:
-    P2 = TopicPartition("perception", 2)
-    first = [record(P1, 0, seq=10, lane="interactive"), record(P2, 0, seq=11, lane="interactive")]
-    later_p1 = record(P1, 1, seq=12, lane="interactive")
-    other = record(P0, 0, seq=13, lane="interactive")
-    tick = record(P2, 1, seq=14, lane="world")
-    queue: LaneQueue[Record] = LaneQueue(ingest_chunk=2)
-    queue.add({P1: [first[0], later_p1], P2: [first[1], tick], P0: [other]})
-    beside = frozenset({rank("interactive")})
-    assert queue.take(500, busy_lanes=beside) == first  # a chunk of two
-    held = frozenset({P1, P2})
-    # A second batch beside it: P1's next chat waits for the first batch (its NPC's earlier chat is there),
-    # P0's goes at once; the world's tick is taken whatever partition it is in.
-    assert queue.take(500, busy=held, busy_lanes=beside) == [tick]  # chats and the world take turns
-    assert queue.take(500, busy=held, busy_lanes=beside) == [other]
-    assert queue.take(500, busy=held | {P0}, busy_lanes=beside) == []
-    queue.done(first)
-    assert queue.take(500, busy=frozenset({P0}), busy_lanes=beside) == [later_p1]
