@@ -6,6 +6,7 @@ import asyncio
 import logging
 import signal
 
+from npcworld import aio
 from npcworld.db import database_reachable
 from npcworld.messaging import make_producer
 from npcworld.outbox import OutboxRelay
@@ -22,7 +23,7 @@ logger = logging.getLogger(__name__)
 def run_relay(republish_from: int | None = None) -> None:
     """Relay until SIGTERM/SIGINT; optionally republish history first."""
     configure_telemetry("relay")
-    asyncio.run(_run(CommonSettings(), republish_from))
+    aio.run(_run(CommonSettings(), republish_from))
 
 
 async def _run(settings: CommonSettings, republish_from: int | None) -> None:

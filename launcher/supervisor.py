@@ -32,6 +32,7 @@ from launcher.process_group import ProcessGroup
 from launcher.run_guard import Guardian, RunLock, stop_leftovers
 from launcher.run_progress import Progress, progress_line, stored_events, world_progress
 from launcher.stack_health import StackHealth, bring_up, write_run_state
+from npcworld.aio import loop_name
 from npcworld.db import open_pool
 from npcworld.errors import InfraError
 from npcworld.service_auth import TOKEN_ENV
@@ -74,6 +75,8 @@ def process_commands(port: int | None, instances: Mapping[str, int] | None = Non
             str(port),
             "--log-level",
             "warning",
+            "--loop",
+            loop_name(),
         ]
     return cmds
 

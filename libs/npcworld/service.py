@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld import aio
 from npcworld.db import apply_migrations, database_reachable, open_pool
 from npcworld.lanes import Lane
 from npcworld.messaging import ConsumerLoop, Routes, ensure_topics
@@ -61,9 +62,8 @@ def run_service(
     wait on a model takes 1)."""
     configure_logging(settings.log_level)
     configure_telemetry(name)
-    asyncio.run(serve(name, settings, routes, deps=deps, deps_factory=deps_factory, projection=projection,
-                      events_per_transaction=events_per_transaction,
-                      beside=beside, paces_steps=paces_steps))
+    aio.run(serve(name, settings, routes, deps=deps, deps_factory=deps_factory, projection=projection,
+                  events_per_transaction=events_per_transaction, beside=beside, paces_steps=paces_steps))
 
 
 async def serve(

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import uvicorn
 
+from npcworld import aio
 from npcworld.db import database_reachable, open_pool
 from npcworld.embeddings import Embedder, PrefetchingEmbedder
 from npcworld.llm import build_llm
@@ -143,7 +144,7 @@ def main() -> None:
             asyncio.get_running_loop().add_signal_handler(sig, stop.set)
         await serve_memory(settings, stop=stop)
 
-    asyncio.run(go())
+    aio.run(go())
 
 
 if __name__ == "__main__":

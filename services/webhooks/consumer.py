@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import uvicorn
 from psycopg_pool import AsyncConnectionPool
 
+from npcworld import aio
 from npcworld.db import database_reachable
 from npcworld.messaging import Heartbeat
 from npcworld.messaging.reconnect import Backoff
@@ -102,7 +103,7 @@ def main() -> None:
     settings = Settings()
     configure_logging(settings.log_level)
     configure_telemetry(CONSUMER)
-    asyncio.run(serve(settings))
+    aio.run(serve(settings))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 
+from npcworld import aio
 from npcworld.service import ServiceContext, configure_logging, serve, start_dependencies
 from npcworld.settings import resolve_endpoints
 from npcworld.telemetry import configure_telemetry
@@ -63,7 +64,7 @@ def main() -> None:
             asyncio.get_running_loop().add_signal_handler(sig, stop.set)
         await run(settings, stop)
 
-    asyncio.run(go())
+    aio.run(go())
 
 
 if __name__ == "__main__":
