@@ -1,6 +1,7 @@
 """Gateway benchmark: requests/s and latency p50/p95 of the main read endpoints and of posting perceptions.
 
 Run: python -m bench.gateway [--seconds 10] [--concurrency 16] [--npcs 25] [--events 2000]
+     [--loop uvloop|asyncio] [--http httptools|h11]
 One uvicorn worker against embedded Postgres (in a temporary directory); the load generator runs in this
 process on the same machine, so both share its cores. Every request is authenticated (key lookup, rate
 limit bucket) as in production. The gateway's CPU time per request (from /proc) varies far less with
@@ -139,6 +140,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--npcs", type=int, default=25)
     parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop",
+                        help="the gateway's event loop (npcworld's own: NPCWORLD_EVENT_LOOP)")
+    parser.add_argument("--http", choices=("httptools", "h11"), default="httptools",
+                        help="uvicorn's HTTP parser")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="npcworld-bench-gw-"))
     pgdata = root / "pgdata"
@@ -166,6 +171,10 @@ def main() -> None:
                 "--log-level",
                 "warning",
                 "--no-access-log",
+                "--loop",
+                args.loop,
+                "--http",
+                args.http,
             ],
             env=env,
         )
