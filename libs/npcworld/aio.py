@@ -2,8 +2,9 @@
 default install has it), else asyncio's own.
 
 Under client load the services' event loops were a good part of their CPU (the selector, transports and
-callbacks, in Python); libuv's loop does the same work in C. ``NPCWORLD_EVENT_LOOP=asyncio`` runs asyncio's
-loop instead (for an operator chasing a loop-specific problem); the behaviour is the same either way.
+callbacks, in Python); libuv's loop does the same work in C (with uvicorn's httptools parser, the gateway
+spent 14-33 % less CPU per request: docs/benchmarks.md). ``NPCWORLD_EVENT_LOOP=asyncio`` runs asyncio's loop
+instead (for an operator chasing a loop-specific problem); the behaviour is the same either way.
 """
 
 from __future__ import annotations
