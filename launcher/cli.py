@@ -379,9 +379,14 @@ def contracts(check: bool, out: Path) -> None:
 @click.option("--instances", envvar="NPCWORLD_INSTANCES", default="", metavar="SVC=N,…",
               help="Run services as several instances sharing their partitions, e.g. memory=2,planning=2 "
                    "(NPCWORLD_INSTANCES).")
+@click.option("--restart-max", "restart_max", envvar="NPCWORLD_RESTART_MAX_S", type=click.FloatRange(min=1),
+              default=30.0, show_default=True,
+              help="Seconds a process that keeps exiting waits at most before it is started again; the wait "
+                   "doubles from 1 s while it exits within a minute of its start (NPCWORLD_RESTART_MAX_S).")
 @click.pass_context
 def run(
-    ctx: click.Context, port: int, no_demo: bool, template: str, rotate_events: int, instances: str
+    ctx: click.Context, port: int, no_demo: bool, template: str, rotate_events: int, instances: str,
+    restart_max: float,
 ) -> None:
     """Run the whole backend on the embedded stack until Ctrl-C, showing progress."""
     from launcher.supervisor import Supervisor
@@ -390,7 +395,7 @@ def run(
     if not template_exists(template):
         raise click.BadParameter(f"no template {template!r}", param_hint="--template")
     Supervisor(_home(ctx), port=port, demo=not no_demo, rotate_events=rotate_events,
-               instances=_instances(instances), template=template).run()
+               instances=_instances(instances), template=template, restart_max_s=restart_max).run()
 
 
 def _instances(text: str) -> dict[str, int]:

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["ChildState", "Forcing", "ProcessGroup"]
+__all__ = ["BACKOFF_MAX_S", "ChildState", "Forcing", "ProcessGroup"]
 
 _BACKOFF_FIRST_S = 1.0
-_BACKOFF_MAX_S = 30.0
+BACKOFF_MAX_S = 30.0  # the default longest wait (``npcworld run --restart-max``)
 _STABLE_S = 60.0  # a child that ran this long is healthy again: its next restart is immediate
 
 
@@ -46,10 +46,16 @@ class ProcessGroup:
 
     def __init__(
         self, commands: dict[str, list[str]], env: dict[str, str], logs: Path,
-        own_env: Mapping[str, Mapping[str, str]] | None = None,
+        own_env: Mapping[str, Mapping[str, str]] | None = None, backoff_max_s: float = BACKOFF_MAX_S,
     ) -> None:
-        """``env`` is every child's environment; ``own_env[name]`` adds to it for that child alone."""
+        """``env`` is every child's environment; ``own_env[name]`` adds to it for that child alone. A child
+        that exits again within a minute of its start waits twice as long as the last time before it is
+        started again, from 1 s up to ``backoff_max_s``."""
+        if backoff_max_s < _BACKOFF_FIRST_S:
+            raise ValueError(f"the longest restart wait must be at least {_BACKOFF_FIRST_S:g} s, "
+                             f"got {backoff_max_s:g}")
         self.commands, self.env, self.logs = commands, env, logs
+        self.backoff_max_s = backoff_max_s
         self.own_env = dict(own_env or {})
         self.children: dict[str, subprocess.Popen[bytes]] = {}
         self.restarts: dict[str, int] = {}
@@ -82,7 +88,7 @@ class ProcessGroup:
                 if name not in self._retry_at:  # just noticed: schedule by how long it had run
                     ran = now - self._started[name]
                     delay = 0.0 if ran >= _STABLE_S else min(
-                        _BACKOFF_MAX_S, max(_BACKOFF_FIRST_S, 2 * self._delay.get(name, 0.0)))
+                        self.backoff_max_s, max(_BACKOFF_FIRST_S, 2 * self._delay.get(name, 0.0)))
                     self._delay[name], self._retry_at[name] = delay, now + delay
                     self._since[name] = time.time()
                     _kill_group(proc.pid)  # whatever it left in its group (e.g. a worker's pool)

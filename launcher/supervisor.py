@@ -28,7 +28,7 @@ from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
 from launcher.embedded.procs import STACK_MARKER
 from launcher.embedded.rotation import RotationResult, rotate_broker, rotation_due
 from launcher.instances import instance_env, instance_name
-from launcher.process_group import ProcessGroup
+from launcher.process_group import BACKOFF_MAX_S, ProcessGroup
 from launcher.run_guard import Guardian, RunLock, stop_leftovers
 from launcher.run_progress import Progress, progress_line, stored_events, world_progress
 from launcher.stack_health import StackHealth, bring_up, write_run_state
@@ -142,8 +142,10 @@ class Supervisor:
     def __init__(
         self, home: Path, *, port: int, demo: bool, rotate_events: int = DEFAULT_ROTATE_EVENTS,
         instances: Mapping[str, int] | None = None, template: str = DEMO_TEMPLATE,
+        restart_max_s: float = BACKOFF_MAX_S,
     ) -> None:
         self.home = home.resolve()
+        self.restart_max_s = restart_max_s
         self.template = template
         self.port = port
         self.demo = demo
@@ -178,7 +180,7 @@ class Supervisor:
                    **state.client_env(dict(os.environ)), STACK_MARKER: str(self.home)}
             shared, own = instance_env(self.instances, env)
             group = ProcessGroup(process_commands(self.port, self.instances), env | shared,
-                                 self.home / "logs", own_env=own)
+                                 self.home / "logs", own_env=own, backoff_max_s=self.restart_max_s)
             group.start()
             if self.demo:
                 self._seed_demo(state.database_url, signals)
