@@ -22,7 +22,7 @@ from typing import Any
 
 __all__ = ["GENERATOR", "Capacity", "capacity"]
 
-GENERATOR = "bench (load generator)"
+GENERATOR = "bench (load generator)"  # the load generator's own CPU, under this name in ProcessCpu
 
 
 @dataclass(frozen=True)

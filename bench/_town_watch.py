@@ -12,6 +12,7 @@ from typing import Any
 
 import psycopg
 
+from bench._capacity import GENERATOR
 from bench._stack import children, cpu_seconds
 from launcher.embedded.postgres import postgres_pid
 from npcworld.messaging.heartbeat import LIVE_SECONDS, owed_sql
@@ -63,7 +64,7 @@ class ProcessCpu:
                 used["tansu"] = 0.0
         master = postgres_pid(self.home / "pgdata")
         used["postgres"] = cpu_seconds(_tree(master)) if master else 0.0
-        used["bench (load generator)"] = cpu_seconds([os.getpid()])
+        used[GENERATOR] = cpu_seconds([os.getpid()])
         return used
 
     @staticmethod

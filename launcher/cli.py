@@ -16,6 +16,7 @@ import click
 
 import services
 from launcher.embedded.broker import DEFAULT_ROTATE_EVENTS
+from launcher.process_group import BACKOFF_MAX_S
 from npcworld.errors import NpcworldError
 
 __all__ = ["SERVICES", "main"]
@@ -380,7 +381,7 @@ def contracts(check: bool, out: Path) -> None:
               help="Run services as several instances sharing their partitions, e.g. memory=2,planning=2 "
                    "(NPCWORLD_INSTANCES).")
 @click.option("--restart-max", "restart_max", envvar="NPCWORLD_RESTART_MAX_S", type=click.FloatRange(min=1),
-              default=30.0, show_default=True,
+              default=BACKOFF_MAX_S, show_default=True,
               help="Seconds a process that keeps exiting waits at most before it is started again; the wait "
                    "doubles from 1 s while it exits within a minute of its start (NPCWORLD_RESTART_MAX_S).")
 @click.pass_context
